@@ -1,1 +1,1 @@
-"""decoding"""
+"""Batched greedy and beam search, written once for every model family."""

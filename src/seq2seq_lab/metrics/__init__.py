@@ -1,1 +1,1 @@
-"""metrics"""
+"""Translation quality metrics: sacrebleu corpus scores and BLEU by source length."""

@@ -1,1 +1,1 @@
-"""optim"""
+"""Learning-rate schedules used by the shared Lightning module."""

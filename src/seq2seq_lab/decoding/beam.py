@@ -1,0 +1,151 @@
+"""Batched beam search, shared by every model family through the network contract.
+
+Shapes: B batch, K beam size, S source length, V target vocabulary, t the current step.
+
+The batch always holds B*K rows: a sentence whose search has ended keeps its rows (their
+steps are computed and ignored) so the decoder state is only ever re-indexed *within* each
+sentence's group of K rows, which lets per-sentence tensors (encoder memory, projected keys)
+skip the re-indexing (``BatchState.reorder_beams``).
+
+Search (fairseq's scheme): at each step the 2K best continuations of the K live hypotheses are
+ranked by total log-probability; those among the top K that end in EOS are finalised with the
+length-normalised score s / lp(|y|), lp = ((5 + |y|)/6)^alpha (GNMT); the K best that do not end
+in EOS stay alive. A sentence is done when it has K finalised hypotheses (or reaches its length
+limit, which finalises its live ones); the search stops when every sentence is done. The output
+is each sentence's best finalised hypothesis.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from seq2seq_lab.decoding.hypotheses import Hypotheses, gnmt_length_penalty, max_output_lengths
+from seq2seq_lab.models.network import Seq2SeqNetwork
+from seq2seq_lab.models.state import expand_index
+
+
+@torch.no_grad()
+def beam_search(
+    network: Seq2SeqNetwork,
+    src: Tensor,
+    src_mask: Tensor,
+    *,
+    beam_size: int = 5,
+    length_penalty: float = 1.0,
+    max_len_a: float = 1.5,
+    max_len_b: int = 10,
+    min_len: int = 0,
+    return_attention: bool = False,
+) -> Hypotheses:
+    if beam_size < 1:
+        raise ValueError(f"decoding.beam_size must be >= 1, got {beam_size}")
+    device = src.device
+    B, K = src.size(0), beam_size
+    limits = max_output_lengths(src_mask, max_len_a, max_len_b)  # [B], EOS included
+    state = network.init_state(network.encode(src, src_mask)).select(expand_index(B, K, device))
+
+    # Only beam 0 is live at the start, so the first top-k does not pick K copies of one token.
+    scores = torch.full((B, K), float("-inf"), device=device)
+    scores[:, 0] = 0.0
+    prefix = torch.empty((B * K, 0), dtype=torch.long, device=device)  # tokens so far
+    attn_history: Tensor | None = None  # [B*K, t, S]
+    prev = torch.full((B * K,), network.bos_id, dtype=torch.long, device=device)
+    finalised: list[list[tuple[float, list[int], Tensor | None]]] = [[] for _ in range(B)]
+    done = torch.zeros(B, dtype=torch.bool, device=device)
+    group_offset = (torch.arange(B, device=device) * K).unsqueeze(1)  # [B, 1]
+
+    for t in range(int(limits.max())):
+        out = network.step(prev, state)
+        log_probs = torch.log_softmax(out.logits.float(), dim=-1)  # [B*K, V]
+        vocab = log_probs.size(-1)
+        if t < min_len:
+            log_probs[:, network.eos_id] = float("-inf")
+        if return_attention and out.attention is not None:
+            step_attn = out.attention.unsqueeze(1)  # [B*K, 1, S]
+            attn_history = (
+                step_attn if attn_history is None else torch.cat([attn_history, step_attn], dim=1)
+            )
+        candidates = (scores.unsqueeze(-1) + log_probs.view(B, K, vocab)).view(B, K * vocab)
+        top_scores, top_index = candidates.topk(2 * K, dim=1)  # [B, 2K], best first
+        top_beam, top_token = top_index // vocab, top_index % vocab
+        ends = top_token == network.eos_id
+        at_limit = t + 1 >= limits  # [B]: this step's tokens are the last allowed
+
+        # Finalise EOS continuations ranked in the top K (for sentences still searching).
+        rank = torch.arange(2 * K, device=device).unsqueeze(0)
+        to_finalise = ends & (rank < K) & ~done.unsqueeze(1)
+        for b, r in to_finalise.nonzero().tolist():
+            if len(finalised[b]) < K:
+                row = b * K + int(top_beam[b, r])
+                _finalise(
+                    finalised[b],
+                    float(top_scores[b, r]),
+                    prefix[row],
+                    attn_history,
+                    row,
+                    t + 1,
+                    length_penalty,
+                    with_eos=True,
+                )
+
+        # The K best non-EOS continuations stay alive.
+        live_scores = top_scores.masked_fill(ends, float("-inf"))
+        keep_scores, keep = live_scores.topk(K, dim=1)  # [B, K]
+        keep_beam, keep_token = top_beam.gather(1, keep), top_token.gather(1, keep)
+        rows = (group_offset + keep_beam).view(-1)  # [B*K] rows to continue from
+        prefix = torch.cat([prefix.index_select(0, rows), keep_token.view(-1, 1)], dim=1)
+        if attn_history is not None:
+            attn_history = attn_history.index_select(0, rows)
+        scores = keep_scores
+
+        # A sentence at its length limit finalises its live hypotheses, unfinished.
+        for b in (at_limit & ~done).nonzero().flatten().tolist():
+            for k in range(K):
+                if len(finalised[b]) < K and torch.isfinite(scores[b, k]):
+                    _finalise(
+                        finalised[b],
+                        float(scores[b, k]),
+                        prefix[b * K + k],
+                        attn_history,
+                        b * K + k,
+                        t + 1,
+                        length_penalty,
+                        with_eos=False,
+                    )
+        done |= at_limit | torch.tensor([len(f) >= K for f in finalised], device=device)
+        if bool(done.all()):
+            break
+        state = out.state.reorder_beams(rows)
+        prev = keep_token.view(-1)
+
+    src_lengths = src_mask.sum(dim=1).tolist()
+    tokens, best_scores, attention = [], [], []
+    for b in range(B):
+        score, toks, attn = max(finalised[b], key=lambda h: h[0])
+        tokens.append(toks)
+        best_scores.append(score)
+        if attn is not None:
+            attention.append(attn[:, : src_lengths[b]].cpu())
+    return Hypotheses(tokens, best_scores, attention if attention else None)
+
+
+def _finalise(
+    pool: list,
+    score: float,
+    prefix_row: Tensor,
+    attn_history: Tensor | None,
+    row: int,
+    length: int,
+    alpha: float,
+    *,
+    with_eos: bool,
+) -> None:
+    """Add a hypothesis of ``length`` tokens (EOS included when ``with_eos``) to the pool.
+
+    With EOS, ``prefix_row`` (from before this step's token was appended) is the whole
+    hypothesis; without, the caller passes the row after appending, whose tokens all count.
+    """
+    tokens = prefix_row.tolist()
+    attn = None if attn_history is None else attn_history[row, :length]
+    pool.append((score / gnmt_length_penalty(length, alpha), tokens, attn))
