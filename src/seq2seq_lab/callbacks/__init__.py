@@ -1,1 +1,1 @@
-"""callbacks"""
+"""Lightning callbacks: throughput, Transformer diagnostics."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+
+import torch
 
 from torch import Tensor
 
@@ -26,6 +28,9 @@ class Batch:
         from seq2seq_lab.data.specials import PAD_ID
 
         return int((self.tgt_out != PAD_ID).sum())
+
+    def to(self, device: str | torch.device) -> Batch:
+        return Batch(**{f.name: getattr(self, f.name).to(device) for f in fields(self)})
 
     def __len__(self) -> int:
         return self.src.size(0)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
+
+import torch
 
 from seq2seq_lab.errors import ConfigError
 
@@ -97,3 +100,14 @@ class WarmupDecay:
         p = min(1.0, (step - w) / (total_steps - w))
         shape = 1.0 - p if self.decay == "linear" else (1.0 + math.cos(math.pi * p)) / 2.0
         return base_lr * (self.min_ratio + (1.0 - self.min_ratio) * shape)
+
+
+def lambda_scheduler(
+    optimizer: torch.optim.Optimizer, schedule: Any, total_steps: int | None = None
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """A ``LambdaLR`` (stepped after every update) that gives update k = 1, 2, ... the
+    learning rate ``schedule.lr(k, base_lr, total_steps)`` for each parameter group."""
+    base_lrs = [group["lr"] for group in optimizer.param_groups]
+    # LambdaLR evaluates index 0 for the first update, so the formula's step is index + 1.
+    lambdas = [(lambda i, b=b: schedule.lr(i + 1, b, total_steps) / b) for b in base_lrs]
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambdas)

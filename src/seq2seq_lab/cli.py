@@ -1,0 +1,38 @@
+"""How the entry points report errors: a user's mistake is one line, not a traceback.
+
+In a multirun (sweep) a failing job must not stop the others: its results.json already says
+"failed" with the error, so the error is logged and the next job runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from seq2seq_lab.errors import UserError
+
+CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
+log = logging.getLogger("seq2seq_lab")
+
+
+def run_task(task: Callable[[DictConfig], Any], cfg: DictConfig) -> Any:
+    from seq2seq_lab.pipeline import is_multirun
+
+    try:
+        return task(cfg)
+    except UserError as error:
+        if is_multirun():
+            log.error("job failed: %s", error)
+            return None
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+    except Exception:
+        if is_multirun():
+            log.exception("job failed (recorded in its results.json); the sweep goes on")
+            return None
+        raise

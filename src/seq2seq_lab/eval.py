@@ -1,0 +1,19 @@
+"""Score a checkpoint on a split: `python -m seq2seq_lab.eval ckpt_path=RUN/checkpoints/best.ckpt data.split=test`."""
+
+from __future__ import annotations
+
+import hydra
+from omegaconf import DictConfig
+
+from seq2seq_lab.cli import CONF_DIR, run_task
+
+
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="eval")
+def main(cfg: DictConfig) -> None:
+    from seq2seq_lab.pipeline import evaluate
+
+    run_task(evaluate, cfg)
+
+
+if __name__ == "__main__":
+    main()

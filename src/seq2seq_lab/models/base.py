@@ -1,0 +1,314 @@
+"""The one LightningModule every model family trains under.
+
+It owns everything that is not the network's forward pass: the loss (teacher-forced cross
+entropy with label smoothing, padding ignored), perplexity, decoding the validation and test
+sets with the shared decoders, sacrebleu scores, the optimiser and its step-wise schedule,
+gradient-norm logging, divergence detection and attention plots. A comparison therefore
+differs only in ``network``.
+
+Every constructor argument is a plain container (dicts of str/int/float/bool/list), so
+checkpoints load under ``torch.load(weights_only=True)`` and ``load_from_checkpoint`` rebuilds
+the network from ``network["_target_"]`` with no other input.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import torch
+import torch.nn.functional as F
+from lightning.pytorch.utilities import grad_norm
+from torch import Tensor
+
+from seq2seq_lab.config import instantiate
+from seq2seq_lab.data.batch import Batch
+from seq2seq_lab.data.specials import PAD_ID
+from seq2seq_lab.decoding.beam import beam_search
+from seq2seq_lab.decoding.greedy import greedy_search
+from seq2seq_lab.decoding.hypotheses import Hypotheses
+from seq2seq_lab.metrics.corpus import corpus_scores
+from seq2seq_lab.metrics.length_buckets import bleu_by_length
+from seq2seq_lab.models.network import Seq2SeqNetwork
+from seq2seq_lab.optim.schedules import lambda_scheduler
+
+DEFAULT_VAL_DECODING = {"beam_size": 1, "max_len_a": 1.5, "max_len_b": 10}
+DEFAULT_TEST_DECODING = {"beam_size": 5, "length_penalty": 1.0, "max_len_a": 1.5, "max_len_b": 10}
+
+
+def decode(network: Seq2SeqNetwork, batch: Batch, settings: dict, **kwargs: Any) -> Hypotheses:
+    """Greedy search for beam_size 1, beam search otherwise (settings: the decoding config)."""
+    settings = dict(settings)
+    beam_size = settings.pop("beam_size", 1)
+    if beam_size == 1:
+        settings.pop("length_penalty", None)  # no effect on a single hypothesis
+        return greedy_search(network, batch.src, batch.src_mask, **settings, **kwargs)
+    return beam_search(
+        network, batch.src, batch.src_mask, beam_size=beam_size, **settings, **kwargs
+    )
+
+
+class Seq2SeqModule(L.LightningModule):
+    """Training, validation and test of any :class:`Seq2SeqNetwork`.
+
+    Loss: L = -(1/N) sum_t sum_y q(y) log p(y | y_<t, x), q the label-smoothed target
+    (Szegedy et al. 2016), N the real (non-padding) target tokens. Perplexity is exp of the
+    unsmoothed per-token negative log-likelihood.
+
+    Args:
+        network: constructor config of the network (``_target_`` + keyword args, vocabulary
+            sizes included).
+        optimizer: constructor config of a ``torch.optim`` optimiser, without ``params``.
+        schedule: constructor config of a schedule from ``seq2seq_lab.optim.schedules``.
+        label_smoothing: epsilon of the smoothed target distribution.
+        val_decoding / test_decoding: decoder settings (beam_size, length_penalty, max_len_a,
+            max_len_b, min_len).
+        divergence: ``max_loss_ratio`` and ``patience``: the run is declared diverged when the
+            loss is not finite, or stays above max_loss_ratio x the first step's loss for
+            ``patience`` consecutive steps.
+        attention_plots: how many fixed validation sentences get an attention heatmap.
+        run_config: the whole resolved run config, kept for eval/translate (not used here).
+    """
+
+    def __init__(
+        self,
+        *,
+        network: dict,
+        optimizer: dict,
+        schedule: dict,
+        label_smoothing: float = 0.1,
+        val_decoding: dict | None = None,
+        test_decoding: dict | None = None,
+        divergence: dict | None = None,
+        attention_plots: int = 2,
+        samples_to_log: int = 5,
+        run_config: dict | None = None,
+    ) -> None:
+        super().__init__()
+        if not 0.0 <= label_smoothing < 1.0:
+            raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing}")
+        self.save_hyperparameters()
+        self.network: Seq2SeqNetwork = instantiate(network, key="model")
+        self.val_decoding = dict(val_decoding or DEFAULT_VAL_DECODING)
+        self.test_decoding = dict(test_decoding or DEFAULT_TEST_DECODING)
+        self.divergence = {"max_loss_ratio": 3.0, "patience": 50, **(divergence or {})}
+        self.diverged: str | None = None  # why, once detected
+        self.test_results: dict[str, Any] = {}
+        self._first_loss: float | None = None
+        self._loss_high_for = 0
+        self._eval: dict[str, Any] = {}
+
+    @property
+    def family(self) -> str:
+        return self.network.family
+
+    # ---------------------------------------------------------------- loss
+    def loss_terms(self, batch: Batch) -> tuple[Tensor, Tensor, Tensor]:
+        """(smoothed loss sum, NLL sum, number of target tokens) for one batch."""
+        logits = self.network(batch.src, batch.src_mask, batch.tgt_in).logits  # [B, T, V]
+        flat_logits = logits.reshape(-1, logits.size(-1)).float()
+        flat_gold = batch.tgt_out.reshape(-1)
+        smoothed = F.cross_entropy(
+            flat_logits,
+            flat_gold,
+            ignore_index=PAD_ID,
+            label_smoothing=self.hparams.label_smoothing,
+            reduction="sum",
+        )
+        if self.hparams.label_smoothing == 0.0:
+            nll = smoothed.detach()
+        else:
+            with torch.no_grad():
+                nll = F.cross_entropy(flat_logits, flat_gold, ignore_index=PAD_ID, reduction="sum")
+        return smoothed, nll, (flat_gold != PAD_ID).sum()
+
+    # ---------------------------------------------------------------- training
+    def training_step(self, batch: Batch, batch_idx: int) -> Tensor | None:
+        loss_sum, nll_sum, n_tokens = self.loss_terms(batch)
+        loss = loss_sum / n_tokens
+        if self._check_divergence(loss.detach()):
+            self.trainer.should_stop = True
+            return None  # skip the update: weights stay as they were before the blow-up
+        self.log("train/loss", loss, prog_bar=True, batch_size=int(n_tokens))
+        self.log("train/ppl", torch.exp(nll_sum / n_tokens), batch_size=int(n_tokens))
+        return loss
+
+    def _check_divergence(self, loss: Tensor) -> bool:
+        value = float(loss)
+        if not math.isfinite(value):
+            self.diverged = f"non-finite loss ({value}) at step {self.global_step}"
+        else:
+            if self._first_loss is None:
+                self._first_loss = value
+            limit = self.divergence["max_loss_ratio"] * self._first_loss
+            self._loss_high_for = self._loss_high_for + 1 if value > limit else 0
+            if self._loss_high_for >= self.divergence["patience"]:
+                self.diverged = (
+                    f"loss {value:.3g} above {limit:.3g} for {self._loss_high_for} steps "
+                    f"(step {self.global_step})"
+                )
+        return self.diverged is not None
+
+    def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
+        if self.global_step % max(1, self.trainer.log_every_n_steps) == 0:
+            norms = grad_norm(self.network, norm_type=2)
+            self.log("train/grad_norm", norms["grad_2.0_norm_total"])
+
+    # ---------------------------------------------------------------- optimiser
+    def configure_optimizers(self) -> dict:
+        optimizer = instantiate(self.hparams.optimizer, key="optim", params=self.parameters())
+        schedule = instantiate(self.hparams.schedule, key="schedule")
+        total = self.trainer.estimated_stepping_batches if self._trainer is not None else None
+        total = int(total) if total is not None and math.isfinite(total) else None
+        scheduler = lambda_scheduler(optimizer, schedule, total)
+        return {
+            "optimizer": optimizer,
+            "lr_scheduler": {"scheduler": scheduler, "interval": "step", "frequency": 1},
+        }
+
+    # ---------------------------------------------------------------- evaluation
+    def validation_step(self, batch: Batch, batch_idx: int) -> None:
+        self._eval_step(batch, self.val_decoding, return_attention=True)
+
+    def test_step(self, batch: Batch, batch_idx: int) -> None:
+        self._eval_step(batch, self.test_decoding, return_attention=False)
+
+    def on_validation_epoch_start(self) -> None:
+        self._eval = _new_eval_state()
+
+    def on_test_epoch_start(self) -> None:
+        self._eval = _new_eval_state()
+
+    def _eval_step(self, batch: Batch, settings: dict, return_attention: bool) -> None:
+        loss_sum, nll_sum, n_tokens = self.loss_terms(batch)
+        acc = self._eval
+        acc["loss"] += float(loss_sum)
+        acc["nll"] += float(nll_sum)
+        acc["tokens"] += int(n_tokens)
+        hyps = decode(self.network, batch, settings, return_attention=return_attention)
+        for i, index in enumerate(batch.index.tolist()):
+            acc["hyp_ids"][index] = hyps.tokens[i]
+            if hyps.attention is not None:
+                acc["attention"][index] = hyps.attention[i]
+
+    def _eval_results(self, split: str) -> dict[str, Any]:
+        """Scores of the decoded sentences (in corpus order) against the raw references."""
+        dm = self.trainer.datamodule
+        sources, references = dm.raw_pairs(split)
+        acc = self._eval
+        indices = sorted(acc["hyp_ids"])
+        hyps = [dm.tgt_tokenizer.decode(acc["hyp_ids"][i]) for i in indices]
+        srcs = [sources[i] for i in indices]
+        refs = [references[i] for i in indices]
+        scores = corpus_scores(hyps, refs)
+        tokens = max(acc["tokens"], 1)
+        return {
+            "indices": indices,
+            "sources": srcs,
+            "hypotheses": hyps,
+            "references": refs,
+            "scores": scores,
+            "loss": acc["loss"] / tokens,
+            "ppl": math.exp(min(acc["nll"] / tokens, 50.0)),
+        }
+
+    def on_validation_epoch_end(self) -> None:
+        if not self._eval["hyp_ids"]:
+            return
+        res = self._eval_results("val")
+        scores = res["scores"]
+        metrics = {
+            "val/loss": res["loss"],
+            "val/ppl": res["ppl"],
+            "val/bleu": scores.bleu,
+            "val/chrf": scores.chrf,
+        }
+        self.log_dict(metrics, prog_bar=False)
+        self.log("val/bleu", scores.bleu, prog_bar=True)
+        if not self.trainer.sanity_checking:
+            self._log_samples(res)
+            self._plot_attention(res)
+
+    def on_test_epoch_end(self) -> None:
+        dm = self.trainer.datamodule
+        res = self._eval_results(dm.split)
+        scores = res["scores"]
+        self.log_dict(
+            {
+                "test/bleu": scores.bleu,
+                "test/chrf": scores.chrf,
+                "test/ter": scores.ter,
+                "test/ppl": res["ppl"],
+                "test/loss": res["loss"],
+            }
+        )
+        self.test_results = {
+            "split": dm.split,
+            "bleu": scores.bleu,
+            "chrf": scores.chrf,
+            "ter": scores.ter,
+            "ppl": res["ppl"],
+            "loss": res["loss"],
+            "sentences": len(res["hypotheses"]),
+            "bleu_by_length": bleu_by_length(res["sources"], res["hypotheses"], res["references"]),
+            "sacrebleu_signature": scores.signatures,
+            "decoding": dict(self.test_decoding),
+            "hypotheses": res["hypotheses"],
+        }
+
+    # ---------------------------------------------------------------- logging helpers
+    def _log_samples(self, res: dict) -> None:
+        n = self.hparams.samples_to_log
+        if n <= 0:
+            return
+        rows = [[s, h, r] for s, h, r in zip(res["sources"], res["hypotheses"], res["references"])][
+            :n
+        ]
+        for logger in self.loggers:
+            log_text = getattr(logger, "log_text", None)  # W&B: a table per validation
+            if log_text is not None:
+                log_text(
+                    key="val/samples",
+                    columns=["source", "hypothesis", "reference"],
+                    data=rows,
+                    step=self.global_step,
+                )
+
+    def _plot_attention(self, res: dict) -> None:
+        """Heatmaps of the first ``attention_plots`` validation sentences (run dir + W&B)."""
+        n = self.hparams.attention_plots
+        attention = self._eval["attention"]
+        if n <= 0 or not attention:
+            return
+        from seq2seq_lab.analysis.heatmap import plot_alignment
+
+        dm = self.trainer.datamodule
+        out_dir = Path(self.trainer.default_root_dir) / "attention" / f"step{self.global_step:07d}"
+        paths = []
+        for index in sorted(attention)[:n]:
+            src_ids = dm.encode_source(dm.raw_pairs("val")[0][index])
+            src_tokens = dm.src_tokenizer.tokens(src_ids) + ["</s>"]
+            hyp_ids = self._eval["hyp_ids"][index]
+            tgt_tokens = dm.tgt_tokenizer.tokens(hyp_ids) + ["</s>"]
+            weights = attention[index][: len(tgt_tokens), : len(src_tokens)].float().numpy()
+            paths.append(
+                plot_alignment(
+                    weights,
+                    src_tokens,
+                    tgt_tokens,
+                    out_dir / f"val{index}.png",
+                    title=f"{self.family} step {self.global_step}",
+                )
+            )
+        for logger in self.loggers:
+            log_image = getattr(logger, "log_image", None)
+            if log_image is not None:
+                log_image(
+                    key="val/attention", images=[str(p) for p in paths], step=self.global_step
+                )
+
+
+def _new_eval_state() -> dict[str, Any]:
+    return {"loss": 0.0, "nll": 0.0, "tokens": 0, "hyp_ids": {}, "attention": {}}

@@ -1,0 +1,305 @@
+"""What train/eval/translate do, given a composed config (the entry points only parse configs).
+
+``train``: data -> model -> Lightning fit -> test of the best checkpoint -> results.json.
+Every run ends with a results.json in its directory, whatever happened: "completed",
+"diverged" (a recorded result, exit code 0, the sweep goes on) or "failed" (with the error).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import torch
+from omegaconf import DictConfig
+
+from seq2seq_lab.checkpoint import family_of, load_checkpoint
+from seq2seq_lab.config import instantiate, to_plain
+from seq2seq_lab.decoding.hypotheses import Hypotheses
+from seq2seq_lab.environment import hardware, versions
+from seq2seq_lab.errors import ConfigError
+from seq2seq_lab.models.base import Seq2SeqModule, decode
+from seq2seq_lab.results import write_results
+from seq2seq_lab.wandb_logger import finish_wandb
+
+
+# ---------------------------------------------------------------------------- building blocks
+def build_datamodule(data_config: Any) -> L.LightningDataModule:
+    return instantiate(data_config, key="data")
+
+
+def build_module(cfg: DictConfig, datamodule: Any) -> Seq2SeqModule:
+    """The shared Lightning module around ``cfg.model``; vocabulary sizes come from the data."""
+    network = to_plain(cfg.model)
+    if network.get("tie_embeddings") == "all" and not datamodule.shared_vocab:
+        raise ConfigError(
+            "model.tie_embeddings=all needs one joint source/target vocabulary, but data "
+            f"'{cfg.data.get('name', '?')}' builds separate ones"
+        )
+    network["src_vocab_size"] = datamodule.src_vocab_size
+    network["tgt_vocab_size"] = datamodule.tgt_vocab_size
+    return Seq2SeqModule(
+        network=network,
+        optimizer=to_plain(cfg.optim),
+        schedule=to_plain(cfg.schedule),
+        **to_plain(cfg.module),
+        run_config=to_plain(cfg),
+    )
+
+
+def build_callbacks(cfg: DictConfig) -> list[L.Callback]:
+    return [
+        instantiate(conf, key=f"callbacks.{name}")
+        for name, conf in (cfg.get("callbacks") or {}).items()
+        if conf is not None and "_target_" in conf
+    ]
+
+
+def build_loggers(cfg: DictConfig, family: str) -> list[Any]:
+    loggers = []
+    for name, conf in (cfg.get("logger") or {}).items():
+        if conf is None or "_target_" not in conf:
+            continue
+        extra = {}
+        if name == "wandb":
+            extra = {
+                "group": conf.get("group") or cfg.get("experiment_name") or "adhoc",
+                "job_type": conf.get("job_type") or cfg.get("variant") or family,
+            }
+        loggers.append(instantiate(conf, key=f"logger.{name}", **extra))
+    return loggers
+
+
+def flatten(config: dict, prefix: str = "") -> dict[str, Any]:
+    """{"model.d_model": 256, ...}: W&B groups, filters and parameter importance need flat keys."""
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _set_threads(cfg: DictConfig) -> None:
+    if cfg.get("threads"):
+        torch.set_num_threads(int(cfg.threads))
+
+
+def is_multirun() -> bool:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
+
+
+def _overrides() -> list[str]:
+    from hydra.core.hydra_config import HydraConfig
+
+    return list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
+
+
+def _checkpoint_callback(trainer: L.Trainer) -> Any:
+    return trainer.checkpoint_callback if trainer.checkpoint_callbacks else None
+
+
+# ---------------------------------------------------------------------------- train
+def train(cfg: DictConfig) -> dict[str, Any]:
+    """Train, test the best checkpoint, write results.json; returns the results dict."""
+    run_dir = Path(cfg.paths.output_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {
+        "status": "failed",
+        "experiment": cfg.get("experiment_name"),
+        "variant": cfg.get("variant"),
+        "seed": cfg.seed,
+        "run_dir": str(run_dir.resolve()),
+        "overrides": _overrides(),
+        "versions": versions(),
+        "hardware": hardware(),
+        "config": to_plain(cfg),
+    }
+    try:
+        _set_threads(cfg)
+        results["hardware"]["torch_threads"] = torch.get_num_threads()
+        L.seed_everything(cfg.seed, workers=True, verbose=False)
+        datamodule = build_datamodule(cfg.data)
+        datamodule.prepare_data()
+        datamodule.setup("fit")
+        datamodule.print_summary()
+        results["data"] = datamodule.summary()
+        module = build_module(cfg, datamodule)
+        family = module.family
+        results["family"] = family
+        results["variant"] = cfg.get("variant") or family
+        results["parameters"] = sum(p.numel() for p in module.network.parameters())
+        callbacks = build_callbacks(cfg)
+        loggers = build_loggers(cfg, family)
+        trainer: L.Trainer = instantiate(
+            cfg.trainer, key="trainer", callbacks=callbacks, logger=loggers or False
+        )
+        for logger in loggers:
+            logger.log_hyperparams(flatten(results["config"]))
+
+        started = time.perf_counter()
+        trainer.fit(module, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
+        throughput = next((c for c in callbacks if hasattr(c, "tokens_per_second")), None)
+        results["timing"] = {
+            "train_seconds": time.perf_counter() - started,
+            "train_step_seconds": throughput.step_seconds if throughput else None,
+            "train_tokens": throughput.tokens if throughput else None,
+            "train_tokens_per_second": throughput.tokens_per_second if throughput else None,
+        }
+        ckpt_cb = _checkpoint_callback(trainer)
+        best_path = ckpt_cb.best_model_path if ckpt_cb is not None else ""
+        results["training"] = {
+            "steps": trainer.global_step,
+            "epochs": trainer.current_epoch,
+            "best_val_bleu": float(ckpt_cb.best_model_score)
+            if ckpt_cb is not None and ckpt_cb.best_model_score is not None
+            else None,
+            "best_checkpoint": best_path or None,
+        }
+        results["status"] = "diverged" if module.diverged else "completed"
+        if module.diverged:
+            results["status_reason"] = module.diverged
+        # A diverged run is tested from its best checkpoint if it got one before blowing up;
+        # its last weights would only measure the blow-up.
+        if cfg.get("test") and (best_path or not module.diverged):
+            started = time.perf_counter()
+            trainer.test(
+                module, datamodule=datamodule, ckpt_path=best_path or None, weights_only=True
+            )
+            results["timing"]["test_seconds"] = time.perf_counter() - started
+            test = dict(module.test_results)
+            hypotheses = test.pop("hypotheses")
+            results["sacrebleu_signature"] = test.pop("sacrebleu_signature")
+            results["test"] = test
+            (run_dir / f"hypotheses.{test['split']}.txt").write_text(
+                "".join(h + "\n" for h in hypotheses), encoding="utf-8"
+            )
+        return results
+    except Exception as error:
+        results["status"] = "failed"
+        results["error"] = f"{type(error).__name__}: {error}"
+        results["traceback"] = traceback.format_exc()
+        raise
+    finally:
+        write_results(run_dir / "results.json", results)
+        finish_wandb()
+
+
+# ---------------------------------------------------------------------------- eval
+def _eval_data_config(cfg: DictConfig, run_config: dict) -> dict:
+    """The data config to evaluate on: a data= group chosen now, or the training run's data
+    with this command's non-null data.* values (split, root...) on top."""
+    given = to_plain(cfg.get("data")) or {}
+    if "_target_" in given:
+        return given
+    if "data" not in run_config:
+        raise ConfigError("the checkpoint records no data config: pass data=<name> data.root=...")
+    merged = dict(run_config["data"])
+    merged.update({k: v for k, v in given.items() if v is not None})
+    return merged
+
+
+def _expected_family(cfg: DictConfig) -> str | None:
+    model = to_plain(cfg.get("model")) or {}
+    return family_of(model) if "_target_" in model else None
+
+
+def _decoding_overrides(cfg: DictConfig) -> dict:
+    return {k: v for k, v in (to_plain(cfg.get("decoding")) or {}).items() if v is not None}
+
+
+def evaluate(cfg: DictConfig) -> dict[str, Any]:
+    """Score a checkpoint on one split (data.split) with its own tokenizers."""
+    if not cfg.get("ckpt_path"):
+        raise ConfigError("ckpt_path is required, e.g. ckpt_path=RUN/checkpoints/best.ckpt")
+    _set_threads(cfg)
+    ckpt = load_checkpoint(cfg.ckpt_path, expected_family=_expected_family(cfg))
+    module = ckpt.module
+    module.test_decoding.update(_decoding_overrides(cfg))
+    datamodule = build_datamodule(_eval_data_config(cfg, ckpt.run_config))
+    datamodule.load_state_dict(ckpt.datamodule_state)
+    datamodule.prepare_data()
+    datamodule.setup("test")
+    trainer = L.Trainer(
+        accelerator=cfg.get("accelerator", "auto"),
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_model_summary=False,
+    )
+    trainer.test(module, datamodule=datamodule, verbose=True)
+    test = dict(module.test_results)
+    hypotheses = test.pop("hypotheses")
+    out_dir = Path(cfg.paths.output_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"hypotheses.{test['split']}.txt").write_text(
+        "".join(h + "\n" for h in hypotheses), encoding="utf-8"
+    )
+    results = {
+        "status": "completed",
+        "checkpoint": str(ckpt.path.resolve()),
+        "family": ckpt.family,
+        "sacrebleu_signature": test.pop("sacrebleu_signature"),
+        "test": test,
+        "versions": versions(),
+        "hardware": hardware(),
+    }
+    write_results(out_dir / "eval_results.json", results)
+    print(
+        f"{test['split']}: BLEU {test['bleu']:.2f}  chrF {test['chrf']:.2f}  "
+        f"TER {test['ter']:.2f}  ({test['sentences']} sentences, {ckpt.family})"
+    )
+    return results
+
+
+# ---------------------------------------------------------------------------- translate
+def translate_lines(
+    module: Seq2SeqModule, datamodule: Any, lines: list[str], decoding: dict, batch_size: int
+) -> list[str]:
+    """Translate raw source sentences in order, ``batch_size`` sentences per decoder call."""
+    from seq2seq_lab.data.batching import source_batch
+
+    outputs: list[str] = []
+    device = next(module.parameters()).device
+    for start in range(0, len(lines), batch_size):
+        ids = [datamodule.encode_source(line) for line in lines[start : start + batch_size]]
+        batch = source_batch(ids).to(device)
+        hyps: Hypotheses = decode(module.network, batch, decoding)
+        outputs.extend(datamodule.tgt_tokenizer.decode(t) for t in hyps.tokens)
+    return outputs
+
+
+def translate(cfg: DictConfig) -> list[str]:
+    """Translate lines from ``input`` (a file, or stdin) to ``output`` (a file, or stdout)."""
+    if not cfg.get("ckpt_path"):
+        raise ConfigError("ckpt_path is required, e.g. ckpt_path=RUN/checkpoints/best.ckpt")
+    _set_threads(cfg)
+    ckpt = load_checkpoint(cfg.ckpt_path, expected_family=_expected_family(cfg))
+    datamodule = build_datamodule(ckpt.run_config["data"])
+    datamodule.load_state_dict(ckpt.datamodule_state)
+    if cfg.get("input"):
+        path = Path(cfg.input)
+        if not path.is_file():
+            raise ConfigError(f"input={path}: no such file")
+        text = path.read_text(encoding="utf-8")
+    else:
+        text = sys.stdin.read()
+    lines = text.splitlines()
+    decoding = {**ckpt.module.test_decoding, **_decoding_overrides(cfg)}
+    with torch.inference_mode():
+        outputs = translate_lines(ckpt.module, datamodule, lines, decoding, int(cfg.batch_size))
+    rendered = "".join(o + "\n" for o in outputs)
+    if cfg.get("output"):
+        Path(cfg.output).write_text(rendered, encoding="utf-8")
+    else:
+        sys.stdout.write(rendered)
+    return outputs

@@ -1,0 +1,26 @@
+"""Train a model, test its best checkpoint, write results.json.
+
+python -m seq2seq_lab.train                                  # default model, synthetic task
+python -m seq2seq_lab.train model=transformer model.norm=post schedule=noam
+python -m seq2seq_lab.train -m experiment=e1_attention       # a whole comparison
+"""
+
+from __future__ import annotations
+
+import hydra
+from omegaconf import DictConfig
+
+from seq2seq_lab.cli import CONF_DIR, run_task
+
+
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="train")
+def main(cfg: DictConfig) -> float | None:
+    from seq2seq_lab.pipeline import train
+
+    results = run_task(train, cfg)
+    # The value a sweeper (Optuna) maximises: best validation BLEU, None if the job failed.
+    return (results or {}).get("training", {}).get("best_val_bleu")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,22 @@
+"""Translate lines from stdin (or input=FILE) with a checkpoint:
+
+echo "..." | python -m seq2seq_lab.translate ckpt_path=RUN/checkpoints/best.ckpt
+"""
+
+from __future__ import annotations
+
+import hydra
+from omegaconf import DictConfig
+
+from seq2seq_lab.cli import CONF_DIR, run_task
+
+
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="translate")
+def main(cfg: DictConfig) -> None:
+    from seq2seq_lab.pipeline import translate
+
+    run_task(translate, cfg)
+
+
+if __name__ == "__main__":
+    main()
