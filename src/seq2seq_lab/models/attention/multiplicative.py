@@ -1,0 +1,73 @@
+"""Luong's score functions (Luong et al. 2015, arXiv 1508.04025, section 3.1, eq. 8 and 9).
+
+Shapes: B batch, T queries, S source positions, Dq query width, Dk key width, P positions.
+
+The query is the *current* decoder state s_t (Luong computes it before attending). Luong's
+"concat" score is :class:`~seq2seq_lab.models.attention.additive.ConcatAdditiveAttention`.
+Scores are not scaled by 1/sqrt(D) (that is the Transformer's scaled dot product).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from seq2seq_lab.models.attention.base import AttentionScorer
+
+
+class DotAttention(AttentionScorer):
+    """Dot score: e_{t,i} = s_t^T h_i. No parameters; s_t and h_i must have the same size.
+
+    With the keys/values given separately this is the general query/key/value attention of
+    architectures.md section 4: score(q, k_n) = q^T k_n, result = sum_n alpha_n v_n.
+    """
+
+    def __init__(self, *, query_size: int, key_size: int) -> None:
+        super().__init__()
+        if query_size != key_size:
+            raise ValueError(
+                f"dot attention needs query size == key size, got {query_size} and {key_size}"
+            )
+
+    def score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        return torch.bmm(query, projected_keys.transpose(1, 2))  # [B,T,D] x [B,D,S] -> [B,T,S]
+
+
+class GeneralAttention(AttentionScorer):
+    """General (bilinear) score: e_{t,i} = s_t^T W_m h_i.
+
+    W_m h_i depends on the source only: :meth:`precompute_keys` applies W_m once per sentence,
+    then each step is a dot product with the projected keys.
+    """
+
+    def __init__(self, *, query_size: int, key_size: int) -> None:
+        super().__init__()
+        self.W_m = nn.Linear(key_size, query_size, bias=False)
+
+    def precompute_keys(self, keys: Tensor) -> Tensor:
+        return self.W_m(keys)  # [B, S, Dk] -> [B, S, Dq]
+
+    def score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        return torch.bmm(query, projected_keys.transpose(1, 2))  # [B,T,Dq] x [B,Dq,S] -> [B,T,S]
+
+
+class LocationAttention(AttentionScorer):
+    """Location-based score: alpha_t = softmax(W_a s_t); the keys are not looked at.
+
+    W_a maps the state to one score per source *position*, so it has a fixed number of rows,
+    ``max_positions``. Positions past it reuse the last row, so sentences longer than any seen
+    in training (the E1 length study) still decode instead of failing.
+    """
+
+    def __init__(self, *, query_size: int, max_positions: int) -> None:
+        super().__init__()
+        if max_positions < 1:
+            raise ValueError(f"max_positions must be >= 1, got {max_positions}")
+        self.max_positions = max_positions
+        self.W_a = nn.Linear(query_size, max_positions)
+
+    def score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        S = projected_keys.size(1)
+        scores = self.W_a(query)  # [B, T, P]
+        positions = torch.arange(S, device=query.device).clamp(max=self.max_positions - 1)
+        return scores.index_select(-1, positions)  # [B, T, P] -> [B, T, S]
