@@ -1,0 +1,89 @@
+"""``model.attention`` of the attention families -> an attention module.
+
+The config gives plain keys (``model.attention.form=concat``, ``model.attention.score=dot``,
+``model.attention.window=local_p``) so a scalar override on the command line is all it takes;
+the sizes come from the network. Unknown keys and values raise a ConfigError listing the valid
+ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from seq2seq_lab.errors import ConfigError
+from seq2seq_lab.models.attention.additive import (
+    ConcatAdditiveAttention,
+    FeedForwardAttention,
+    SeparateAdditiveAttention,
+)
+from seq2seq_lab.models.attention.base import AttentionScorer
+from seq2seq_lab.models.attention.local import LocalMonotonicAttention, LocalPredictiveAttention
+from seq2seq_lab.models.attention.multiplicative import (
+    DotAttention,
+    GeneralAttention,
+    LocationAttention,
+)
+from seq2seq_lab.models.recurrent.choices import choose, with_defaults
+
+# Defaults of model.attention; conf/model/{bahdanau,luong}.yaml spell out the same values (a
+# test keeps them equal).
+BAHDANAU_ATTENTION = {"form": "separate"}
+LUONG_ATTENTION = {"score": "general", "window": "global", "window_size": 5, "max_positions": 128}
+
+# builder(query_size Dq, key_size Dk, options) -> scorer
+Builder = Callable[[int, int, Mapping[str, Any]], AttentionScorer]
+
+ADDITIVE_FORMS: dict[str, Builder] = {
+    "concat": lambda q, k, o: ConcatAdditiveAttention(query_size=q, key_size=k, hidden_size=q),
+    "separate": lambda q, k, o: SeparateAdditiveAttention(query_size=q, key_size=k, hidden_size=q),
+    "feedforward": lambda q, k, o: FeedForwardAttention(query_size=q, key_size=k),
+}
+
+LUONG_SCORES: dict[str, Builder] = {
+    "dot": lambda q, k, o: DotAttention(query_size=q, key_size=k),
+    "general": lambda q, k, o: GeneralAttention(query_size=q, key_size=k),
+    "concat": lambda q, k, o: ConcatAdditiveAttention(query_size=q, key_size=k, hidden_size=q),
+    "location": lambda q, k, o: LocationAttention(query_size=q, max_positions=o["max_positions"]),
+}
+
+# wrap(scorer, query_size Dq, options) -> mechanism
+WINDOWS: dict[str, Callable[[AttentionScorer, int, Mapping[str, Any]], AttentionScorer]] = {
+    "global": lambda scorer, q, o: scorer,
+    "local_m": lambda scorer, q, o: LocalMonotonicAttention(
+        scorer=scorer, window_size=o["window_size"]
+    ),
+    "local_p": lambda scorer, q, o: LocalPredictiveAttention(
+        scorer=scorer, window_size=o["window_size"], query_size=q
+    ),
+}
+
+
+def bahdanau_attention(
+    spec: Mapping[str, Any] | None, *, query_size: int, key_size: int
+) -> AttentionScorer:
+    """``model.attention.form``: concat | separate | feedforward (attention width = Dq)."""
+    options = with_defaults("model.attention", spec, BAHDANAU_ATTENTION)
+    build = choose("model.attention.form", options["form"], ADDITIVE_FORMS)
+    return build(query_size, key_size, options)
+
+
+def luong_attention(
+    spec: Mapping[str, Any] | None, *, query_size: int, key_size: int
+) -> AttentionScorer:
+    """``model.attention.score``: dot | general | concat | location;
+    ``model.attention.window``: global | local_m | local_p, with half-width ``window_size``;
+    ``max_positions``: rows of the location score's W_a."""
+    options = with_defaults("model.attention", spec, LUONG_ATTENTION)
+    build = choose("model.attention.score", options["score"], LUONG_SCORES)
+    wrap = choose("model.attention.window", options["window"], WINDOWS)
+    if options["score"] == "dot" and query_size != key_size:
+        raise ConfigError(
+            f"model.attention.score=dot needs encoder outputs as wide as the decoder state "
+            f"(model.hidden_size={query_size}), but model.bidirectional=true makes them "
+            f"{key_size}; use model.attention.score=general or model.bidirectional=false"
+        )
+    for key in ("window_size", "max_positions"):
+        if not isinstance(options[key], int) or options[key] < 1:
+            raise ConfigError(f"model.attention.{key}={options[key]!r} must be a positive integer")
+    return wrap(build(query_size, key_size, options), query_size, options)
