@@ -1,0 +1,172 @@
+"""Transformer training diagnostics (E4, E5): gradient norms per layer, layer similarity,
+attention entropy and cross-attention maps, written under ``<run dir>/diagnostics/`` and logged.
+
+The analyses themselves are the pure functions of ``seq2seq_lab.analysis``; this callback only
+decides when to run them and where the results go. Networks without the block structure they
+need (``named_blocks()`` and ``trace()``, e.g. the recurrent families) are skipped silently.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import torch
+
+from seq2seq_lab.analysis.attention_maps import cross_attention_maps, plot_cross_attention
+from seq2seq_lab.analysis.entropy import attention_entropy
+from seq2seq_lab.analysis.gradients import (
+    gradient_norms,
+    plot_gradient_norms,
+    sublayer_gradient_norms,
+)
+from seq2seq_lab.analysis.similarity import layer_similarity
+from seq2seq_lab.analysis.trace import has_blocks
+from seq2seq_lab.data.batch import Batch
+from seq2seq_lab.data.specials import EOS_ID, PAD_ID
+
+
+class TransformerDiagnostics(L.Callback):
+    """What it does, and when:
+
+    - first training batch of a fresh run: the gradient-norm profile at initialisation
+      (``diagnostics/grad_norms_init.json`` and ``.png``, logged as ``diag/grad_norm_init/*``);
+    - every ``log_every_n_steps`` updates (default: the trainer's), after backward and before
+      the optimiser step (before clipping): ``diag/grad_norm/<block>.<sublayer>``;
+    - after each validation: layer similarity and attention entropy on the first
+      ``batch_sentences`` sentences of the first validation batch (one line appended to
+      ``diagnostics/validation.jsonl``, scalars ``diag/similarity/*``, ``diag/entropy/*``), and
+      the cross-attention grid (every layer and head) of its first ``attention_sentences``
+      sentences (``diagnostics/cross_attention/step<N>_val<i>.png``, and to W&B).
+    """
+
+    def __init__(
+        self,
+        *,
+        log_every_n_steps: int | None = None,
+        batch_sentences: int = 16,
+        attention_sentences: int = 2,
+    ) -> None:
+        self.log_every_n_steps = log_every_n_steps
+        self.batch_sentences = batch_sentences
+        self.attention_sentences = attention_sentences
+        self._val_batch: Batch | None = None
+
+    # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def _network(pl_module: L.LightningModule) -> Any | None:
+        network = getattr(pl_module, "network", None)
+        return network if network is not None and has_blocks(network) else None
+
+    @staticmethod
+    def _out_dir(trainer: L.Trainer) -> Path:
+        path = Path(trainer.default_root_dir) / "diagnostics"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    # ------------------------------------------------------------------ training
+    def on_train_batch_start(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, batch: Any, batch_idx: int
+    ) -> None:
+        network = self._network(pl_module)
+        if network is None or trainer.global_step != 0 or batch_idx != 0:
+            return  # only at initialisation (a resumed run has global_step > 0)
+        norms = gradient_norms(network, batch)
+        pl_module.log_dict({f"diag/grad_norm_init/{k}": v for k, v in norms.items()})
+        if trainer.is_global_zero:
+            out = self._out_dir(trainer)
+            (out / "grad_norms_init.json").write_text(json.dumps(norms, indent=2) + "\n")
+            plot_gradient_norms(
+                {"initialisation": norms}, out / "grad_norms_init.png", title="gradient norms"
+            )
+
+    def on_before_optimizer_step(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, optimizer: torch.optim.Optimizer
+    ) -> None:
+        network = self._network(pl_module)
+        every = self.log_every_n_steps or trainer.log_every_n_steps
+        if network is None or trainer.global_step % max(1, every) != 0:
+            return
+        norms = sublayer_gradient_norms(network)
+        pl_module.log_dict({f"diag/grad_norm/{k}": v for k, v in norms.items()})
+
+    # ------------------------------------------------------------------ validation
+    def on_validation_batch_start(
+        self,
+        trainer: L.Trainer,
+        pl_module: L.LightningModule,
+        batch: Any,
+        batch_idx: int,
+        dataloader_idx: int = 0,
+    ) -> None:
+        if self._val_batch is None and batch_idx == 0 and self._network(pl_module) is not None:
+            n = self.batch_sentences
+            self._val_batch = Batch(
+                src=batch.src[:n],
+                src_mask=batch.src_mask[:n],
+                tgt_in=batch.tgt_in[:n],
+                tgt_out=batch.tgt_out[:n],
+                index=batch.index[:n],
+            )
+
+    def on_validation_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        network = self._network(pl_module)
+        batch = self._val_batch
+        if network is None or batch is None or trainer.sanity_checking:
+            return
+        step = trainer.global_step
+        similarity = layer_similarity(network, batch)
+        entropy = attention_entropy(network, batch)
+        scalars = {}
+        for stack, values in similarity.items():
+            for i, value in enumerate(values):
+                scalars[f"diag/similarity/{stack}.{i}-{i + 1}"] = value
+        for kind, layers in entropy.items():
+            for i, heads in enumerate(layers):
+                scalars[f"diag/entropy/{kind}.{i}"] = sum(heads) / len(heads)
+        pl_module.log_dict(scalars)
+        if not trainer.is_global_zero:
+            return
+        out = self._out_dir(trainer)
+        record = {"step": step, "similarity": similarity, "entropy": entropy}
+        with open(out / "validation.jsonl", "a") as f:
+            f.write(json.dumps(record) + "\n")
+        self._plot_cross_attention(trainer, network, batch, out / "cross_attention", step)
+
+    def _plot_cross_attention(
+        self, trainer: L.Trainer, network: Any, batch: Batch, out: Path, step: int
+    ) -> None:
+        rows = list(range(min(self.attention_sentences, len(batch))))
+        if not rows:
+            return
+        datamodule = getattr(trainer, "datamodule", None)
+        paths = []
+        for row, maps in zip(rows, cross_attention_maps(network, batch, rows)):
+            index = int(batch.index[row])
+            src_ids = batch.src[row][batch.src_mask[row]].tolist()
+            tgt_ids = batch.tgt_out[row][batch.tgt_out[row] != PAD_ID].tolist()
+            src_tokens = _labels(getattr(datamodule, "src_tokenizer", None), src_ids)
+            tgt_tokens = _labels(getattr(datamodule, "tgt_tokenizer", None), tgt_ids)
+            paths.append(
+                plot_cross_attention(
+                    maps,
+                    src_tokens,
+                    tgt_tokens,
+                    out / f"step{step:07d}_val{index}.png",
+                    title=f"cross-attention, step {step}, val sentence {index}",
+                )
+            )
+        for logger in trainer.loggers:
+            log_image = getattr(logger, "log_image", None)  # W&B
+            if log_image is not None:
+                log_image(key="diag/cross_attention", images=[str(p) for p in paths], step=step)
+
+
+def _labels(tokenizer: Any, ids: list[int]) -> list[str]:
+    """Axis labels of a source row or gold target row (both end with EOS); without a
+    tokenizer the ids themselves are the labels."""
+    body = ids[:-1] if ids and ids[-1] == EOS_ID else ids
+    words = tokenizer.tokens(body) if tokenizer is not None else [str(i) for i in body]
+    return [*words, "</s>"] if len(body) < len(ids) else list(words)
