@@ -1,0 +1,234 @@
+"""The synthetic task: determinism, disjoint splits, lengths, and the linguistic properties the
+comparisons rely on (reordering, one-to-two/two-to-one words, long-distance agreement, exact
+references: an independent parser re-derives every target from its source text alone)."""
+
+from __future__ import annotations
+
+import pytest
+
+from seq2seq_lab.data.sources import SourceContext
+from seq2seq_lab.data.synthetic import (
+    LexicalEntry,
+    Lexicon,
+    SyntheticCorpus,
+    SyntheticSource,
+    generate_corpus,
+)
+from seq2seq_lab.errors import ConfigError
+
+SMALL = dict(train_pairs=400, val_pairs=50, test_pairs=150, train_max_words=20, test_max_words=40)
+
+
+@pytest.fixture(scope="module")
+def corpus() -> SyntheticCorpus:
+    return generate_corpus(seed=7, **SMALL)
+
+
+def words(text: str) -> list[str]:
+    return text.split()
+
+
+def test_same_seed_same_bytes_and_other_seed_differs():
+    a = SyntheticSource(seed=3, **SMALL).load(SourceContext(None, "src", "tgt"))
+    b = SyntheticSource(seed=3, **SMALL).load(SourceContext(None, "src", "tgt"))
+    c = SyntheticSource(seed=4, **SMALL).load(SourceContext(None, "src", "tgt"))
+    dump = lambda d: "\n".join(f"{s}\t{t}" for split in d for s, t in zip(*d[split]))  # noqa: E731
+    assert dump(a).encode() == dump(b).encode()
+    assert dump(a) != dump(c)
+
+
+def test_split_sizes_and_disjoint(corpus):
+    assert [len(corpus.splits[s]) for s in ("train", "val", "test")] == [400, 50, 150]
+    sources = [p.src for split in corpus.splits.values() for p in split]
+    assert len(set(sources)) == len(sources)
+
+
+def test_lengths_and_longer_test_sentences(corpus):
+    train_len = [len(words(p.src)) for p in corpus.splits["train"] + corpus.splits["val"]]
+    test_len = [len(words(p.src)) for p in corpus.splits["test"]]
+    assert min(train_len) >= 3 and max(train_len) <= 20
+    assert max(test_len) <= 40
+    longer = [n for n in test_len if n > max(train_len)]
+    assert len(longer) > 0.3 * len(test_len)  # lengths 21..40 of a uniform 3..40 draw
+
+
+def test_vocabularies_are_distinct_and_a_few_hundred_words():
+    corpus = generate_corpus(seed=1, train_pairs=3000, val_pairs=10, test_pairs=10)
+    src = {w for p in corpus.splits["train"] for w in words(p.src)}
+    tgt = {w for p in corpus.splits["train"] for w in words(p.tgt)}
+    assert not src & tgt
+    assert 200 <= len(src) <= 400 and 200 <= len(tgt) <= 400
+
+
+def crossing(links: list[tuple[int, int]]) -> bool:
+    return any(i1 < i2 and j1 > j2 for i1, j1 in links for i2, j2 in links)
+
+
+def test_alignment_covers_every_word_and_is_not_monotone(corpus):
+    n_crossing = 0
+    for pair in corpus.splits["train"]:
+        links = pair.links()
+        assert sorted({i for i, _ in links}) == list(range(len(words(pair.src))))
+        assert sorted({j for _, j in links}) == list(range(len(words(pair.tgt))))
+        n_crossing += crossing(links)
+    assert n_crossing > 0.9 * len(corpus.splits["train"])  # verb-final: almost every sentence
+
+
+def test_one_to_two_and_two_to_one_units(corpus):
+    shapes = {(len(s), len(t)) for p in corpus.splits["train"] for s, t in p.units}
+    assert {(1, 1), (1, 2), (2, 1)} <= shapes
+
+
+def test_long_distance_agreement_is_correct_and_present(corpus):
+    lex = corpus.lexicon
+    assert lex is not None
+    distances, attractors = [], 0
+    for pair in corpus.splits["train"] + corpus.splits["test"]:
+        src, tgt = words(pair.src), words(pair.tgt)
+        assert pair.agreements
+        for a in pair.agreements:
+            noun, verb = lex.source_words[src[a.src_pos]], lex.target_words[tgt[a.tgt_pos]]
+            assert noun.category == "noun" and verb.category.startswith("verb")
+            assert noun.plural == verb.plural == a.plural
+            # where the (uninflected) source verb is: the unit aligned to the target verb
+            verb_src = next(s[0] for s, t in pair.units if a.tgt_pos in t)
+            distances.append(verb_src - a.src_pos)
+            between = [lex.source_words.get(w) for w in src[a.src_pos + 1 : verb_src]]
+            attractors += any(w and w.category == "noun" and w.plural != a.plural for w in between)
+    assert min(distances) >= 1
+    assert max(distances) >= 6  # subject with a PP or relative clause before the verb
+    assert attractors > 20  # "the keys to the cabinet are": a noun of the other number between
+
+
+def _lookup(lex: Lexicon) -> dict[tuple[str, ...], tuple[LexicalEntry, bool]]:
+    table = {}
+    for entry in lex.entries():
+        for plural in (False, True):
+            table.setdefault(entry.src(plural), (entry, plural))
+    return table
+
+
+def translate(src: str, lex: Lexicon) -> str:
+    """An independent translator: parse the source string with the documented grammar and
+    build the target, using only the lexicon. Agreeing with the generator on every pair shows
+    the reference is a deterministic function of the source text."""
+    table = _lookup(lex)
+    toks = words(src)
+    units: list[tuple[LexicalEntry, bool]] = []
+    i = 0
+    while i < len(toks):  # longest match: compounds are two words
+        if tuple(toks[i : i + 2]) in table:
+            units.append(table[tuple(toks[i : i + 2])])
+            i += 2
+        else:
+            units.append(table[(toks[i],)])
+            i += 1
+    pos = 0
+
+    def peek() -> str | None:
+        return units[pos][0].category if pos < len(units) else None
+
+    def take(category: str) -> tuple[LexicalEntry, bool]:
+        nonlocal pos
+        assert peek() == category, (category, peek(), src)
+        pos += 1
+        return units[pos - 1]
+
+    def t(entry: LexicalEntry, plural: bool = False) -> list[str]:
+        return list(entry.tgt(plural))
+
+    def np() -> tuple[list[str], bool]:
+        det, _ = take("det")
+        noun, plural = take("noun")
+        adjs = []
+        while peek() == "adj":
+            adjs.append(take("adj")[0])
+        out = t(det) + [w for a in reversed(adjs) for w in t(a)] + t(noun, plural)
+        return out, plural
+
+    def pp() -> list[str]:
+        prep, _ = take("prep")
+        return np()[0] + t(prep)
+
+    def verb(plural: bool) -> tuple[list[str], bool]:
+        nonlocal pos
+        entry = units[pos][0]
+        assert entry.category in ("verb_tr", "verb_intr"), src
+        pos += 1
+        return t(entry, plural), entry.category == "verb_tr"
+
+    def rel(head_plural: bool) -> list[str]:
+        r, _ = take("rel")
+        v, transitive = verb(head_plural)
+        return t(r) + (np()[0] if transitive else []) + v
+
+    def np_full() -> tuple[list[str], bool]:
+        out, plural = np()
+        if peek() == "prep":
+            out += pp()
+        elif peek() == "rel":
+            out += rel(plural)
+        return out, plural
+
+    out: list[str] = []
+    while pos < len(units):
+        if out:
+            out += t(take("conj")[0])
+        subj, plural = np_full()
+        v, transitive = verb(plural)
+        obj = np_full()[0] if transitive else []
+        pps = []
+        while peek() == "prep":
+            pps += pp()
+        out += subj + obj + pps + v
+    return " ".join(out)
+
+
+def test_references_are_a_function_of_the_source_text(corpus):
+    for split in corpus.splits.values():
+        for pair in split:
+            assert translate(pair.src, corpus.lexicon) == pair.tgt
+
+
+@pytest.mark.parametrize("task", ["copy", "reverse"])
+def test_copy_and_reverse(task):
+    corpus = generate_corpus(task=task, seed=0, symbols=6, min_words=1, **SMALL)
+    for pair in corpus.splits["train"]:
+        expected = words(pair.src) if task == "copy" else words(pair.src)[::-1]
+        assert words(pair.tgt) == expected
+    symbols = {w for p in corpus.splits["train"] for w in words(p.src)}
+    assert len(symbols) == 6
+    assert max(len(words(p.src)) for p in corpus.splits["test"]) > 20
+
+
+def test_reverse_direction_swaps_sides():
+    fwd = SyntheticSource(seed=2, **SMALL).load(SourceContext(None, "src", "tgt"))
+    back = SyntheticSource(seed=2, **SMALL).load(SourceContext(None, "tgt", "src"))
+    assert back["val"] == (fwd["val"][1], fwd["val"][0])
+
+
+@pytest.mark.parametrize(
+    "kwargs, key",
+    [
+        ({"task": "sort"}, "data.source.task"),
+        ({"train_max_words": 30, "test_max_words": 20}, "test_max_words"),
+        ({"min_words": 2}, "data.source.min_words"),
+        ({"train_pairs": 0}, "data.source.train_pairs"),
+        ({"task": "copy", "symbols": 1}, "data.source.symbols"),
+    ],
+)
+def test_bad_settings_name_the_key(kwargs, key):
+    with pytest.raises(ConfigError, match=key):
+        generate_corpus(**{**SMALL, **kwargs})
+
+
+def test_impossible_request_is_a_config_error():
+    with pytest.raises(ConfigError, match="distinct"):
+        generate_corpus(
+            task="copy", symbols=2, min_words=1, train_max_words=2, test_max_words=2, train_pairs=50
+        )
+
+
+def test_unknown_language_name():
+    with pytest.raises(ConfigError, match="data.src_lang=de"):
+        SyntheticSource(**SMALL).load(SourceContext(None, "de", "tgt"))
