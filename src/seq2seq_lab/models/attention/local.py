@@ -42,7 +42,9 @@ class LocalAttention(AttentionScorer):
     def centre(self, query: Tensor, lengths: Tensor, position: int) -> Tensor:
         """query [B, T, Dq], real source lengths [B] -> window centres p_t [B, T] (float)."""
 
-    def _offsets(self, scores: Tensor, query: Tensor, key_mask: Tensor, position: int):
+    def _offsets(
+        self, scores: Tensor, query: Tensor, key_mask: Tensor, position: int
+    ) -> tuple[Tensor, Tensor]:
         """(s - p_t) [B, T, S] and the window mask [B, T, S] (inside the window and real)."""
         lengths = key_mask.sum(-1)  # [B]
         p = self.centre(query, lengths, position)  # [B, T]

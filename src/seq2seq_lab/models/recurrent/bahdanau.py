@@ -91,7 +91,9 @@ class BahdanauNetwork(RecurrentNetwork):
             src_mask=memory.src_mask,
         )
 
-    def _recur(self, y: Tensor, state: AttentionDecoderState):
+    def _recur(
+        self, y: Tensor, state: AttentionDecoderState
+    ) -> tuple[Tensor, Tensor, Tensor, AttentionDecoderState]:
         """y = E y_{t-1} [B, E] -> s_t [B, H], c_t [B, Dk], alpha_t [B, S], next state."""
         context, weights = self.attention(
             top_layer(state.hidden),  # the query s_{t-1}

@@ -97,7 +97,9 @@ class LuongNetwork(RecurrentNetwork):
             feed=memory.outputs.new_zeros(B, self.hidden_size) if self.input_feeding else None,
         )
 
-    def _attend(self, s: Tensor, state: AttentionDecoderState, position: int):
+    def _attend(
+        self, s: Tensor, state: AttentionDecoderState, position: int
+    ) -> tuple[Tensor, Tensor]:
         """s_t [B, H] or [B, T, H] (queries from ``position`` on) -> s~_t and alpha_t."""
         context, weights = self.attention(
             s,
@@ -109,7 +111,9 @@ class LuongNetwork(RecurrentNetwork):
         )
         return torch.tanh(self.combine(torch.cat([context, s], dim=-1))), weights
 
-    def _advance(self, y: Tensor, state: AttentionDecoderState):
+    def _advance(
+        self, y: Tensor, state: AttentionDecoderState
+    ) -> tuple[Tensor, Tensor, AttentionDecoderState]:
         """One position: y = E y_{t-1} [B, E] -> s~_t [B, H], alpha_t [B, S], next state."""
         rnn_input = torch.cat([y, state.feed], dim=-1) if self.input_feeding else y
         outputs, hidden = self.decoder_rnn(rnn_input[:, None], state.hidden)  # [B, 1, H]
