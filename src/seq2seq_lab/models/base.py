@@ -153,8 +153,9 @@ class Seq2SeqModule(L.LightningModule):
 
     def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
         if self.global_step % max(1, self.trainer.log_every_n_steps) == 0:
-            norms = grad_norm(self.network, norm_type=2)
-            self.log("train/grad_norm", norms["grad_2.0_norm_total"])
+            total = grad_norm(self.network, norm_type=2).get("grad_2.0_norm_total")
+            if total is not None:  # absent when no parameter has a gradient
+                self.log("train/grad_norm", total)
 
     # ---------------------------------------------------------------- optimiser
     def configure_optimizers(self) -> dict:
@@ -219,13 +220,7 @@ class Seq2SeqModule(L.LightningModule):
             return
         res = self._eval_results("val")
         scores = res["scores"]
-        metrics = {
-            "val/loss": res["loss"],
-            "val/ppl": res["ppl"],
-            "val/bleu": scores.bleu,
-            "val/chrf": scores.chrf,
-        }
-        self.log_dict(metrics, prog_bar=False)
+        self.log_dict({"val/loss": res["loss"], "val/ppl": res["ppl"], "val/chrf": scores.chrf})
         self.log("val/bleu", scores.bleu, prog_bar=True)
         if not self.trainer.sanity_checking:
             self._log_samples(res)
@@ -291,8 +286,9 @@ class Seq2SeqModule(L.LightningModule):
             src_ids = dm.encode_source(dm.raw_pairs("val")[0][index])
             src_tokens = dm.src_tokenizer.tokens(src_ids) + ["</s>"]
             hyp_ids = self._eval["hyp_ids"][index]
-            tgt_tokens = dm.tgt_tokenizer.tokens(hyp_ids) + ["</s>"]
-            weights = attention[index][: len(tgt_tokens), : len(src_tokens)].float().numpy()
+            weights = attention[index][:, : len(src_tokens)].float().numpy()
+            # One row per decoder step: the hypothesis, plus EOS unless cut at the length limit.
+            tgt_tokens = (dm.tgt_tokenizer.tokens(hyp_ids) + ["</s>"])[: weights.shape[0]]
             paths.append(
                 plot_alignment(
                     weights,

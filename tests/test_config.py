@@ -1,0 +1,52 @@
+"""Every config option composes, and builds what it names (the template's config test)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hydra.utils
+import pytest
+from conftest import CONF_DIR, FAMILIES, compose_config
+
+GROUPS = ("data", "model", "optim", "schedule", "trainer", "logger", "callbacks")
+
+
+def options(group: str) -> list[str]:
+    return sorted(
+        p.stem for p in (Path(CONF_DIR) / group).glob("*.yaml") if not p.stem.startswith("_")
+    )
+
+
+@pytest.mark.parametrize(
+    "group,option", [(g, o) for g in GROUPS for o in options(g)], ids=lambda v: str(v)
+)
+def test_every_option_composes(group, option, tmp_path):
+    cfg = compose_config("train", [f"{group}={option}"], tmp_path)
+    assert cfg.get(group) is not None
+    if group in ("model", "optim", "schedule"):
+        hydra.utils.get_class(cfg[group]._target_)  # the target exists
+    if group == "schedule":
+        hydra.utils.instantiate(cfg.schedule)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_model_configs_build_their_family(family, tmp_path):
+    cfg = compose_config("train", [f"model={family}"], tmp_path)
+    net = hydra.utils.instantiate(cfg.model, src_vocab_size=20, tgt_vocab_size=30, _convert_="all")
+    assert net.family == family
+
+
+def test_transformer_brings_its_optimiser_defaults_and_cli_wins(tmp_path):
+    cfg = compose_config("train", ["model=transformer"], tmp_path)
+    assert list(cfg.optim.betas) == [0.9, 0.98]
+    assert cfg.schedule._target_.endswith("InverseSqrt")
+    cfg = compose_config("train", ["model=transformer", "schedule=noam", "optim.lr=0.1"], tmp_path)
+    assert cfg.schedule._target_.endswith("Noam") and cfg.optim.lr == 0.1
+    assert cfg.schedule.d_model == cfg.model.d_model
+
+
+@pytest.mark.parametrize("name", ["eval", "translate"])
+def test_eval_and_translate_compose(name, tmp_path):
+    cfg = compose_config(name, ["ckpt_path=x.ckpt", "model=luong"], tmp_path)
+    assert cfg.ckpt_path == "x.ckpt"
+    assert cfg.model._target_.endswith("LuongNetwork")

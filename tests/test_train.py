@@ -1,0 +1,81 @@
+"""Training runs through the real configs: one step of every family, reproducibility,
+resuming, divergence recorded as a result."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import FAMILIES, compose_config, tiny_overrides
+
+from seq2seq_lab.pipeline import train
+
+pytestmark = pytest.mark.slow
+
+
+def run(tmp_path: Path, cache_dir: Path, *overrides: str, family: str = "bahdanau") -> dict:
+    cfg = compose_config("train", tiny_overrides(family, *overrides), tmp_path, cache_dir)
+    return train(cfg)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_fast_dev_run_trains_and_tests_every_family(family, tmp_path, cache_dir):
+    results = run(tmp_path, cache_dir, "++trainer.fast_dev_run=true", family=family)
+    assert results["status"] == "completed"
+    assert results["family"] == family
+    on_disk = json.loads((tmp_path / "results.json").read_text())
+    for key in ("status", "seed", "sacrebleu_signature", "versions", "hardware"):
+        assert key in on_disk
+    assert 0.0 <= on_disk["test"]["bleu"] <= 100.0
+    assert on_disk["test"]["bleu_by_length"]
+    assert on_disk["timing"]["train_tokens_per_second"] > 0
+    assert (tmp_path / "hypotheses.test.txt").read_text().count("\n") == 12
+
+
+def _losses(run_dir: Path) -> list[float]:
+    with open(run_dir / "csv" / "metrics.csv", encoding="utf-8") as f:
+        return [float(r["train/loss"]) for r in csv.DictReader(f) if r.get("train/loss")]
+
+
+def test_same_seed_gives_identical_losses_and_bleu(tmp_path, cache_dir):
+    args = ("trainer.max_steps=8", "trainer.max_epochs=8", "seed=7")
+    first = run(tmp_path / "a", cache_dir, *args)
+    second = run(tmp_path / "b", cache_dir, *args)
+    other = run(tmp_path / "c", cache_dir, "trainer.max_steps=8", "trainer.max_epochs=8", "seed=8")
+    assert _losses(tmp_path / "a") == _losses(tmp_path / "b")
+    assert len(_losses(tmp_path / "a")) == 8
+    assert first["test"]["bleu"] == second["test"]["bleu"]
+    assert first["test"]["ppl"] == second["test"]["ppl"]
+    assert _losses(tmp_path / "a") != _losses(tmp_path / "c")
+
+
+def test_resume_from_an_explicit_checkpoint(tmp_path, cache_dir):
+    run(tmp_path / "a", cache_dir, "trainer.max_steps=4", "test=false")
+    last = tmp_path / "a" / "checkpoints" / "last.ckpt"
+    raw = torch.load(last, weights_only=True)  # plain containers only
+    assert 0 < raw["global_step"] <= 4
+    resumed = run(tmp_path / "b", cache_dir, "trainer.max_steps=8", f"ckpt_path={last}")
+    assert resumed["status"] == "completed"
+    assert resumed["training"]["steps"] == 8
+
+
+def test_diverging_run_is_recorded_not_raised(tmp_path, cache_dir):
+    results = run(
+        tmp_path,
+        cache_dir,
+        "model.norm=post",
+        "schedule=constant",
+        "optim.lr=1000",
+        "trainer.gradient_clip_val=null",
+        "trainer.max_steps=60",
+        "module.divergence.patience=3",
+        family="transformer",
+    )
+    assert results["status"] == "diverged"
+    assert "loss" in results["status_reason"]
+    on_disk = json.loads((tmp_path / "results.json").read_text())
+    assert on_disk["status"] == "diverged"
+    assert _losses(tmp_path)  # the loss curve is kept
