@@ -44,7 +44,7 @@ def test_same_seed_gives_identical_losses_and_bleu(tmp_path, cache_dir):
     args = ("trainer.max_steps=8", "trainer.max_epochs=8", "seed=7")
     first = run(tmp_path / "a", cache_dir, *args)
     second = run(tmp_path / "b", cache_dir, *args)
-    other = run(tmp_path / "c", cache_dir, "trainer.max_steps=8", "trainer.max_epochs=8", "seed=8")
+    run(tmp_path / "c", cache_dir, "trainer.max_steps=8", "trainer.max_epochs=8", "seed=8")
     assert _losses(tmp_path / "a") == _losses(tmp_path / "b")
     assert len(_losses(tmp_path / "a")) == 8
     assert first["test"]["bleu"] == second["test"]["bleu"]
