@@ -1,0 +1,141 @@
+"""The command line as a user meets it: train -> eval -> translate, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli, tiny_overrides
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory) -> Path:
+    run_dir = tmp_path_factory.mktemp("cli_run")
+    cache = tmp_path_factory.mktemp("cli_cache")
+    proc = run_cli(
+        "train",
+        *tiny_overrides("bahdanau", "trainer.max_steps=6"),
+        f"hydra.run.dir={run_dir}",
+        f"paths.cache_dir={cache}",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return run_dir
+
+
+def test_train_writes_the_run_directory(trained_run):
+    results = json.loads((trained_run / "results.json").read_text())
+    assert results["status"] == "completed"
+    assert (trained_run / "checkpoints" / "best.ckpt").is_file()
+    assert (trained_run / ".hydra" / "config.yaml").is_file()
+
+
+def test_eval_scores_a_checkpoint_on_any_split(trained_run, tmp_path):
+    ckpt = trained_run / "checkpoints" / "best.ckpt"
+    proc = run_cli("eval", f"ckpt_path={ckpt}", "data.split=val", f"hydra.run.dir={tmp_path}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads((tmp_path / "eval_results.json").read_text())
+    assert results["test"]["split"] == "val" and results["test"]["sentences"] == 12
+    assert results["family"] == "bahdanau"
+    assert "BLEU" in proc.stdout
+
+
+def test_eval_of_the_test_split_reproduces_the_training_run(trained_run, tmp_path):
+    ckpt = trained_run / "checkpoints" / "best.ckpt"
+    proc = run_cli("eval", f"ckpt_path={ckpt}", f"hydra.run.dir={tmp_path}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    trained = json.loads((trained_run / "results.json").read_text())["test"]
+    evaluated = json.loads((tmp_path / "eval_results.json").read_text())["test"]
+    assert evaluated["bleu"] == pytest.approx(trained["bleu"])
+    assert (tmp_path / "hypotheses.test.txt").read_text() == (
+        trained_run / "hypotheses.test.txt"
+    ).read_text()
+
+
+def test_translate_from_stdin_and_file(trained_run, tmp_path):
+    ckpt = trained_run / "checkpoints" / "best.ckpt"
+    cfg = json.loads((trained_run / "results.json").read_text())["config"]
+    assert cfg["data"]["source"]["task"] == "translation"
+    sources = ["ka lo mi", "zu"]  # unknown words map to <unk>: still a translation
+    proc = run_cli("translate", f"ckpt_path={ckpt}", stdin="\n".join(sources) + "\n")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(proc.stdout.splitlines()) == 2
+    src_file, out_file = tmp_path / "src.txt", tmp_path / "out.txt"
+    src_file.write_text("\n".join(sources) + "\n", encoding="utf-8")
+    from_stdin = proc.stdout
+    proc = run_cli("translate", f"ckpt_path={ckpt}", f"input={src_file}", f"output={out_file}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert out_file.read_text(encoding="utf-8") == from_stdin
+
+
+def test_checkpoint_of_another_family_is_refused(trained_run, tmp_path):
+    ckpt = trained_run / "checkpoints" / "best.ckpt"
+    proc = run_cli("eval", f"ckpt_path={ckpt}", "model=transformer", f"hydra.run.dir={tmp_path}")
+    assert proc.returncode == 2
+    assert "'bahdanau' model" in proc.stderr and "model=transformer" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_checkpoint_is_a_one_line_error(tmp_path):
+    proc = run_cli("eval", f"ckpt_path={tmp_path / 'nope.ckpt'}", f"hydra.run.dir={tmp_path}")
+    assert proc.returncode == 2 and "no such checkpoint" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_unknown_model_lists_the_valid_ones(tmp_path):
+    proc = run_cli("train", "model=lstmm", f"hydra.run.dir={tmp_path}")
+    assert proc.returncode != 0
+    for name in ("bahdanau", "luong", "seq2seq", "transformer"):
+        assert name in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_heads_not_dividing_d_model_names_the_keys(tmp_path):
+    proc = run_cli(
+        "train", *tiny_overrides("transformer", "model.heads=3"), f"hydra.run.dir={tmp_path}"
+    )
+    assert proc.returncode == 2
+    assert "model.heads" in proc.stderr and "model.d_model" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert json.loads((tmp_path / "results.json").read_text())["status"] == "failed"
+
+
+@pytest.mark.parametrize(
+    "problem,expected",
+    [
+        ("missing", "test2016.en"),
+        ("mismatch", "line"),
+        ("empty", "empty"),
+        ("utf8", "train.de:2"),
+    ],
+)
+def test_bad_data_files_are_one_line_errors(problem, expected, tmp_path):
+    root = tmp_path / "corpus"
+    root.mkdir()
+    lines = {"de": ["ein Hund .", "eine Katze ."], "en": ["a dog .", "a cat ."]}
+    for split in ("train", "val", "test2016"):
+        for lang, text in lines.items():
+            (root / f"{split}.{lang}").write_text("\n".join(text) + "\n", encoding="utf-8")
+    if problem == "missing":
+        (root / "test2016.en").unlink()
+    elif problem == "mismatch":
+        (root / "train.en").write_text("a dog .\n", encoding="utf-8")
+    elif problem == "empty":
+        (root / "val.de").write_text("", encoding="utf-8")
+    elif problem == "utf8":
+        (root / "train.de").write_bytes(b"ein Hund .\neine \xff Katze .\n")
+    proc = run_cli(
+        "train",
+        "data=multi30k",
+        f"data.root={root}",
+        "model=seq2seq",
+        f"hydra.run.dir={tmp_path / 'run'}",
+        f"paths.cache_dir={tmp_path / 'cache'}",
+    )
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    message = proc.stderr.strip().splitlines()[-1]
+    assert message.startswith("error:") and expected in message
+    assert str(root) in message
+    assert "Traceback" not in proc.stderr
