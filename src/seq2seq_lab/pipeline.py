@@ -86,6 +86,18 @@ def flatten(config: dict, prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def write_test_outputs(out_dir: Path, test_results: dict[str, Any]) -> dict[str, Any]:
+    """Write hypotheses/references/sources.<split>.txt (corpus order, one per line; the
+    report's significance tests and length buckets read them) and return the scores."""
+    test = dict(test_results)
+    for kind in ("hypotheses", "references", "sources"):
+        lines = test.pop(kind)
+        (out_dir / f"{kind}.{test['split']}.txt").write_text(
+            "".join(line + "\n" for line in lines), encoding="utf-8"
+        )
+    return test
+
+
 def _set_threads(cfg: DictConfig) -> None:
     if cfg.get("threads"):
         torch.set_num_threads(int(cfg.threads))
@@ -176,13 +188,9 @@ def train(cfg: DictConfig) -> dict[str, Any]:
                 module, datamodule=datamodule, ckpt_path=best_path or None, weights_only=True
             )
             results["timing"]["test_seconds"] = time.perf_counter() - started
-            test = dict(module.test_results)
-            hypotheses = test.pop("hypotheses")
+            test = write_test_outputs(run_dir, module.test_results)
             results["sacrebleu_signature"] = test.pop("sacrebleu_signature")
             results["test"] = test
-            (run_dir / f"hypotheses.{test['split']}.txt").write_text(
-                "".join(h + "\n" for h in hypotheses), encoding="utf-8"
-            )
         return results
     except Exception as error:
         results["status"] = "failed"
@@ -237,13 +245,9 @@ def evaluate(cfg: DictConfig) -> dict[str, Any]:
         enable_model_summary=False,
     )
     trainer.test(module, datamodule=datamodule, verbose=True)
-    test = dict(module.test_results)
-    hypotheses = test.pop("hypotheses")
     out_dir = Path(cfg.paths.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"hypotheses.{test['split']}.txt").write_text(
-        "".join(h + "\n" for h in hypotheses), encoding="utf-8"
-    )
+    test = write_test_outputs(out_dir, module.test_results)
     results = {
         "status": "completed",
         "checkpoint": str(ckpt.path.resolve()),

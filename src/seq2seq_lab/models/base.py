@@ -251,6 +251,8 @@ class Seq2SeqModule(L.LightningModule):
             "sacrebleu_signature": scores.signatures,
             "decoding": dict(self.test_decoding),
             "hypotheses": res["hypotheses"],
+            "sources": res["sources"],
+            "references": res["references"],
         }
 
     # ---------------------------------------------------------------- logging helpers
