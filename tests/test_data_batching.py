@@ -78,6 +78,15 @@ def test_training_batches_are_length_homogeneous_but_shuffled():
     assert padding_efficiency(sampler(True, pool_factor=1)) < padding_efficiency(s)
 
 
+def test_data_parallel_ranks_get_disjoint_equal_shares():
+    whole = list(sampler(True, seed=3))
+    shards = [list(sampler(True, seed=3, num_replicas=3, rank=r)) for r in range(3)]
+    assert len({len(s) for s in shards}) == 1 and len(shards[0]) == len(whole) // 3
+    flat = [tuple(b) for s in shards for b in s]
+    assert len(set(flat)) == len(flat) and set(flat) <= {tuple(b) for b in whole}
+    assert list(sampler(False, num_replicas=3, rank=1)) == list(sampler(False))  # eval: whole
+
+
 def test_evaluation_order_is_sorted_and_fixed():
     s = sampler(False)
     order = [i for b in s for i in b]

@@ -88,6 +88,12 @@ class TokenBudgetBatchSampler(torch.utils.data.Sampler[list[int]]):
     ``shuffle=False`` (evaluation): the split sorted by length, longest first, so a budget
     problem shows up on the first batch.
     A single pair longer than ``max_tokens`` still gets a batch of its own (never dropped).
+
+    Data parallel training (DDP, with Lightning's ``use_distributed_sampler=False``): every
+    rank builds the same shuffled batches and takes every ``num_replicas``-th one from
+    ``rank``, all ranks the same number (the last few batches of an epoch may be skipped).
+    ``num_replicas``/``rank`` default to the initialised process group, else 1/0. Evaluation
+    batches are not split: each rank scores the whole split.
     """
 
     def __init__(
@@ -99,6 +105,8 @@ class TokenBudgetBatchSampler(torch.utils.data.Sampler[list[int]]):
         shuffle: bool,
         seed: int = 0,
         pool_factor: int = 50,
+        num_replicas: int | None = None,
+        rank: int | None = None,
     ) -> None:
         if len(src_lengths) != len(tgt_lengths):
             raise ValueError("src_lengths and tgt_lengths must have the same length")
@@ -109,6 +117,14 @@ class TokenBudgetBatchSampler(torch.utils.data.Sampler[list[int]]):
         self.lengths = np.maximum(np.asarray(src_lengths), np.asarray(tgt_lengths))
         self.max_tokens, self.shuffle = max_tokens, shuffle
         self.seed, self.pool_factor = seed, pool_factor
+        distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
+        if num_replicas is None:
+            num_replicas = torch.distributed.get_world_size() if distributed else 1
+        if rank is None:
+            rank = torch.distributed.get_rank() if distributed else 0
+        if not 0 <= rank < num_replicas:
+            raise ValueError(f"rank {rank} is not in [0, {num_replicas})")
+        self.num_replicas, self.rank = num_replicas, rank
         self.epoch = 0
         self._batches: list[list[int]] | None = None  # of self.epoch, built on first use
 
@@ -161,7 +177,9 @@ class TokenBudgetBatchSampler(torch.utils.data.Sampler[list[int]]):
             # sorted by length within the pool; the random permutation breaks ties
             chunk = chunk[np.argsort(self.lengths[chunk], kind="stable")]
             batches += self._pack(chunk)
-        self._batches = [batches[i] for i in rng.permutation(len(batches))]
+        batches = [batches[i] for i in rng.permutation(len(batches))]
+        per_rank = len(batches) // self.num_replicas if self.num_replicas > 1 else len(batches)
+        self._batches = batches[self.rank :: self.num_replicas][:per_rank]
         return self._batches
 
     def __iter__(self) -> Iterator[list[int]]:

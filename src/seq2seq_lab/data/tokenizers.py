@@ -297,6 +297,7 @@ class SentencePieceTokenizerTrainer(TokenizerTrainer):
         import sentencepiece as spm
 
         model = io.BytesIO()
+        spm.set_random_generator_seed(0)  # no step should draw random numbers; pin it anyway
         try:
             spm.SentencePieceTrainer.train(
                 sentence_iterator=iter(lines),
