@@ -19,37 +19,12 @@ REPO = Path(__file__).resolve().parents[1]
 CONF_DIR = str(REPO / "conf")
 FAMILIES = ("seq2seq", "bahdanau", "luong", "transformer")
 
-TINY_DATA = [
-    "data.source.train_pairs=160",
-    "data.source.val_pairs=12",
-    "data.source.test_pairs=12",
-    "data.source.train_max_words=8",
-    "data.source.test_max_words=12",
-    "data.max_tokens=512",
-]
-TINY_RNN = ["model.hidden_size=32", "model.embedding_dim=32", "model.num_layers=1"]
-TINY_MODEL = {
-    "seq2seq": TINY_RNN,
-    "bahdanau": TINY_RNN,
-    "luong": TINY_RNN,
-    "transformer": [
-        "model.d_model=32",
-        "model.heads=2",
-        "model.d_ff=64",
-        "model.encoder_layers=1",
-        "model.decoder_layers=1",
-    ],
-}
-QUIET = [
-    "~callbacks.progress_bar",
-    "trainer.enable_model_summary=false",
-    "trainer.log_every_n_steps=1",
-    "module.attention_plots=1",
-]
+QUIET = ["~callbacks.progress_bar"]
 
 
 def tiny_overrides(family: str = "bahdanau", *extra: str) -> list[str]:
-    return [f"model={family}", *TINY_DATA, *TINY_MODEL[family], *QUIET, *extra]
+    """The smoke scale (conf/scale/smoke.yaml: tiny data and per-family tiny sizes)."""
+    return [f"model={family}", "scale=smoke", *QUIET, *extra]
 
 
 @pytest.fixture(scope="session")

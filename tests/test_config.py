@@ -50,3 +50,25 @@ def test_eval_and_translate_compose(name, tmp_path):
     cfg = compose_config(name, ["ckpt_path=x.ckpt", "model=luong"], tmp_path)
     assert cfg.ckpt_path == "x.ckpt"
     assert cfg.model._target_.endswith("LuongNetwork")
+
+
+EXPERIMENTS = sorted(p.stem for p in (Path(CONF_DIR) / "experiment").glob("*.yaml"))
+SCALES = ("smoke", "cpu", "full")
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+@pytest.mark.parametrize("scale", SCALES)
+def test_every_experiment_composes_at_every_scale(experiment, scale, tmp_path):
+    cfg = compose_config("train", [f"experiment={experiment}", f"scale={scale}"], tmp_path)
+    assert cfg.experiment_name == experiment
+    assert cfg.variant  # resolves (W&B job_type, report rows)
+    hydra.utils.instantiate(cfg.schedule)
+
+
+def test_scales_shrink_or_grow_the_model(tmp_path):
+    smoke = compose_config("train", ["model=transformer", "scale=smoke"], tmp_path)
+    cpu = compose_config("train", ["model=transformer"], tmp_path)
+    full = compose_config("train", ["model=transformer", "scale=full"], tmp_path)
+    assert smoke.model.d_model < cpu.model.d_model <= full.model.d_model
+    assert full.data.source._target_.endswith("ParallelTextSource")
+    assert smoke.trainer.max_steps > 0 and full.seeds == "1,2,3"

@@ -22,6 +22,14 @@ def test_inverse_sqrt_warmup_then_decay():
     assert InverseSqrt(warmup_steps=0).lr(4, 1e-3) == pytest.approx(5e-4)
 
 
+def test_inverse_sqrt_without_its_warmup_keeps_the_decay():
+    warm, flat = InverseSqrt(warmup_steps=100), InverseSqrt(warmup_steps=100, linear_warmup=False)
+    assert [flat.lr(s, 1e-3) for s in (1, 50, 99)] == pytest.approx([1e-3] * 3)
+    assert [flat.lr(s, 1e-3) for s in (100, 400)] == pytest.approx(
+        [warm.lr(s, 1e-3) for s in (100, 400)]
+    )
+
+
 def test_noam_matches_vaswani_eq3():
     sched = Noam(d_model=512, warmup_steps=4000)
     for step in (1, 100, 3999, 4000, 4001, 20_000):

@@ -36,9 +36,13 @@ class InverseSqrt:
     lr(step) = base_lr * step / w                for step < w
     lr(step) = base_lr * sqrt(w / step)          for step >= w
     The peak, base_lr, is reached at step w. With w = 0: lr = base_lr / sqrt(step).
+
+    ``linear_warmup=False`` holds the peak for the first w steps instead of ramping up to it:
+    the same schedule without its warmup, the contrast E4 needs (decay unchanged).
     """
 
     warmup_steps: int = 4000
+    linear_warmup: bool = True
 
     def __post_init__(self) -> None:
         _check_warmup(self.warmup_steps)
@@ -48,7 +52,7 @@ class InverseSqrt:
         if w == 0:
             return base_lr / math.sqrt(step)
         if step < w:
-            return base_lr * step / w
+            return base_lr * step / w if self.linear_warmup else base_lr
         return base_lr * math.sqrt(w / step)
 
 
