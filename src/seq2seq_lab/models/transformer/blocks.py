@@ -137,6 +137,7 @@ class DecoderBlock(nn.Module):
         need_weights: bool = False,
     ) -> DecoderBlockOutput:
         """x [B, T, D] (T = 1 with ``past``), cross [B, H, S, D/H], src_mask [B, S]."""
+        assert past is None or x.size(1) == 1, "an incremental step feeds one position"
         h = self.self_attn_residual.before(x)
         kv = self.self_attn.project_kv(h)
         if past is not None:
