@@ -1,0 +1,162 @@
+"""Seeds -> one row: runs that share a variant are aggregated (mean +- std over seeds).
+
+Which number stands for a run:
+- a run with a test score counts with that score (a diverged run is tested from its best
+  checkpoint before the blow-up, when it has one);
+- for the verdict rules only, a diverged run without a test score counts as 0 BLEU: it never
+  produced a usable model, which is the finding E4 looks for, not missing data;
+- a failed run (a crash) counts nowhere: it is listed with its error, and its variant lacks data.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from seq2seq_lab.report.runs import Run
+from seq2seq_lab.results import STATUSES
+
+Role = dict[str, Any]  # what a variant is, read from the run config: {"norm": "post", ...}
+
+
+@dataclass(frozen=True)
+class MeanStd:
+    """Mean and sample standard deviation (n - 1) of the values present."""
+
+    values: tuple[float, ...]
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def mean(self) -> float | None:
+        return statistics.fmean(self.values) if self.values else None
+
+    @property
+    def std(self) -> float | None:
+        return statistics.stdev(self.values) if self.n >= 2 else None
+
+    def format(self, digits: int = 2) -> str:
+        """ "25.31 ± 0.42" over >= 2 values, "25.31" over one, "—" over none."""
+        if self.mean is None:
+            return "—"
+        if self.std is None:
+            return f"{self.mean:.{digits}f}"
+        return f"{self.mean:.{digits}f} ± {self.std:.{digits}f}"
+
+
+def mean_std(values: Iterable[float | None]) -> MeanStd:
+    """Aggregate the values that are present and finite (``None`` = no such score)."""
+    return MeanStd(tuple(float(v) for v in values if v is not None and math.isfinite(v)))
+
+
+def rule_bleu(run: Run) -> float | None:
+    """The BLEU a verdict rule sees for one run (see the module docstring)."""
+    bleu = run.score("bleu")
+    if bleu is not None:
+        return bleu
+    return 0.0 if run.status == "diverged" else None
+
+
+def bucket_key(label: str) -> int:
+    """Sort key of a length bucket label ("1-10", "11-20", ..., "51+"): its lower bound."""
+    digits = ""
+    for char in label:
+        if not char.isdigit():
+            break
+        digits += char
+    return int(digits) if digits else 0
+
+
+@dataclass
+class Variant:
+    """The runs of one variant (same settings, different seeds) and their aggregates."""
+
+    label: str
+    role: Role
+    runs: list[Run] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ status
+    def count(self, status: str) -> int:
+        return sum(run.status == status for run in self.runs)
+
+    def status_text(self) -> str:
+        """ "3 completed" / "2 completed, 1 diverged" (statuses in their canonical order)."""
+        parts = [f"{self.count(s)} {s}" for s in STATUSES if self.count(s)]
+        other = len(self.runs) - sum(self.count(s) for s in STATUSES)
+        if other:
+            parts.append(f"{other} unknown")
+        return ", ".join(parts)
+
+    @property
+    def seeds(self) -> list[int]:
+        return sorted({run.seed for run in self.runs if run.seed is not None})
+
+    def run_for_seed(self, seed: int) -> Run | None:
+        return next((run for run in self.runs if run.seed == seed), None)
+
+    # ------------------------------------------------------------------ numbers
+    def scores(self, name: str) -> MeanStd:
+        """Test score ``name`` (bleu, chrf, ter, ppl) over the runs that have one."""
+        return mean_std(run.score(name) for run in self.runs)
+
+    def timing(self, name: str) -> MeanStd:
+        return mean_std(run.timing(name) for run in self.runs)
+
+    @property
+    def bleu(self) -> float | None:
+        """Mean BLEU as the verdict rules see it (:func:`rule_bleu`); None without data."""
+        return mean_std(rule_bleu(run) for run in self.runs).mean
+
+    @property
+    def diverged_fraction(self) -> float:
+        """Share of this variant's non-failed runs that diverged (0 when none ran)."""
+        ran = [run for run in self.runs if run.status in ("completed", "diverged")]
+        return sum(run.status == "diverged" for run in ran) / len(ran) if ran else 0.0
+
+    def bleu_by_length(self) -> dict[str, MeanStd]:
+        """{bucket: BLEU over seeds} from the runs' test.bleu_by_length, buckets in order."""
+        per_bucket: dict[str, list[float]] = {}
+        for run in self.runs:
+            for bucket, entry in (run.test.get("bleu_by_length") or {}).items():
+                if isinstance(entry, dict) and entry.get("bleu") is not None:
+                    per_bucket.setdefault(bucket, []).append(float(entry["bleu"]))
+        return {b: mean_std(per_bucket[b]) for b in sorted(per_bucket, key=bucket_key)}
+
+    def bucket_counts(self) -> dict[str, int]:
+        """{bucket: sentences} (the test set is the same for every seed: the first run's)."""
+        for run in self.runs:
+            buckets = run.test.get("bleu_by_length") or {}
+            if buckets:
+                return {b: int(e.get("count", 0)) for b, e in buckets.items()}
+        return {}
+
+    def describe_role(self) -> str:
+        return ", ".join(f"{k}={_show(v)}" for k, v in self.role.items() if v is not None)
+
+
+def _show(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def group_variants(runs: Iterable[Run], role_of: Callable[[Run], Role]) -> list[Variant]:
+    """Runs -> variants, keyed by (variant label, role): runs that differ only by seed share
+    both. Two roles under one label (a mislabelled sweep) become two rows, their labels
+    suffixed with the role so the table never merges different settings."""
+    groups: dict[tuple[str, tuple], Variant] = {}
+    for run in runs:
+        role = role_of(run)
+        key = (run.variant, tuple(sorted((k, repr(v)) for k, v in role.items())))
+        groups.setdefault(key, Variant(label=run.variant, role=role)).runs.append(run)
+    variants = list(groups.values())
+    labels = [v.label for v in variants]
+    for variant in variants:
+        if labels.count(variant.label) > 1:
+            variant.label = f"{variant.label} ({variant.describe_role()})"
+    for variant in variants:
+        variant.runs.sort(key=lambda r: (r.seed is None, r.seed or 0, str(r.path)))
+    return variants

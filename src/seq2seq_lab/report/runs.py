@@ -1,0 +1,240 @@
+"""Finding and reading the runs a report is made of.
+
+A run is a directory with a ``results.json`` written by ``seq2seq_lab.pipeline.train``, plus
+what the pipeline and callbacks leave beside it: ``{hypotheses,references,sources}.<split>.txt``,
+``csv/metrics.csv`` (Lightning's CSVLogger), ``diagnostics/grad_norms_init.json`` and
+``diagnostics/validation.jsonl`` (TransformerDiagnostics) and ``attention/step*/val*.png``.
+Everything but results.json is optional, and results.json itself may be partial (a failed run
+records little), so every accessor here answers ``None`` or an empty value rather than raising.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+from pathlib import Path
+from typing import Any
+
+import hydra.utils
+
+from seq2seq_lab.errors import UserError
+
+RESULTS_FILE = "results.json"
+MULTIRUN_FILE = "multirun.yaml"  # Hydra writes it at the top of a sweep directory
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run directory and its parsed results.json."""
+
+    path: Path
+    results: dict[str, Any] = field(repr=False)
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def status(self) -> str:
+        return str(self.results.get("status") or "failed")
+
+    @property
+    def experiment(self) -> str | None:
+        return self.results.get("experiment") or self.config_value("experiment_name")
+
+    @property
+    def family(self) -> str | None:
+        """The model family; for a run that failed before recording it, the ``family`` of
+        the class its config names."""
+        return self.results.get("family") or _family_of_target(self.config_value("model._target_"))
+
+    @property
+    def variant(self) -> str:
+        """The row label: results' variant, else the config's, else the family."""
+        return str(
+            self.results.get("variant")
+            or self.config_value("variant")
+            or self.family
+            or self.config_value("model._target_", "unknown").rsplit(".", 1)[-1]
+        )
+
+    @property
+    def seed(self) -> int | None:
+        seed = self.results.get("seed", self.config_value("seed"))
+        return int(seed) if seed is not None else None
+
+    @property
+    def overrides(self) -> list[str]:
+        return [str(o) for o in self.results.get("overrides") or []]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.results.get("config") or {}
+
+    def config_value(self, dotted: str, default: Any = None) -> Any:
+        """``config_value("model.attention.score")``: a value of the resolved run config."""
+        node: Any = self.results.get("config") or {}
+        for key in dotted.split("."):
+            if not isinstance(node, dict) or key not in node:
+                return default
+            node = node[key]
+        return node
+
+    # ------------------------------------------------------------------ scores
+    @property
+    def test(self) -> dict[str, Any]:
+        return self.results.get("test") or {}
+
+    def score(self, name: str) -> float | None:
+        """A test score (bleu, chrf, ter, ppl, loss) if the run was tested."""
+        return _finite(self.test.get(name))
+
+    def timing(self, name: str) -> float | None:
+        return _finite((self.results.get("timing") or {}).get(name))
+
+    @property
+    def sweep_root(self) -> Path:
+        """The Hydra sweep directory this run belongs to (the nearest ancestor with a
+        multirun.yaml), or the run directory itself for a single run."""
+        for parent in self.path.parents:
+            if (parent / MULTIRUN_FILE).is_file():
+                return parent
+        return self.path
+
+    # ------------------------------------------------------------------ files beside it
+    def test_lines(self, kind: str) -> list[str] | None:
+        """hypotheses / references / sources of the test split, one per sentence."""
+        split = self.test.get("split", "test")
+        path = self.path / f"{kind}.{split}.txt"
+        if not path.is_file():
+            return None
+        return path.read_text(encoding="utf-8").splitlines()
+
+    @cached_property
+    def metrics(self) -> list[dict[str, float]]:
+        """Rows of csv/metrics.csv with their non-empty, finite values only (the CSVLogger
+        writes sparse rows: a training row, a validation row, an lr row...)."""
+        path = self.path / "csv" / "metrics.csv"
+        if not path.is_file():
+            return []
+        rows = []
+        with open(path, encoding="utf-8", newline="") as f:
+            for raw in csv.DictReader(f):
+                row = {k: _to_float(v) for k, v in raw.items() if k and v not in (None, "")}
+                rows.append({k: v for k, v in row.items() if v is not None})
+        return rows
+
+    def series(self, column: str) -> tuple[list[float], list[float]]:
+        """(steps, values) of one metrics.csv column, in logging order."""
+        steps, values = [], []
+        for row in self.metrics:
+            if column in row and "step" in row:
+                steps.append(row["step"])
+                values.append(row[column])
+        return steps, values
+
+    def grad_norms_init(self) -> dict[str, float] | None:
+        """diagnostics/grad_norms_init.json: {"encoder.0.ffn": norm, ...} at initialisation."""
+        return _read_json(self.path / "diagnostics" / "grad_norms_init.json")
+
+    def validation_diagnostics(self) -> list[dict[str, Any]]:
+        """diagnostics/validation.jsonl: one record per validation, {"step", "similarity":
+        {"encoder": [...], "decoder": [...]}, "entropy": {"encoder.self_attn": [[heads] per
+        layer], ...}}, in step order; unreadable lines are skipped."""
+        path = self.path / "diagnostics" / "validation.jsonl"
+        if not path.is_file():
+            return []
+        records = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and "step" in record:
+                records.append(record)
+        return sorted(records, key=lambda r: r["step"])
+
+    def attention_heatmap(self) -> Path | None:
+        """The attention heatmap of the first plotted validation sentence at the last plotted
+        step (``attention/step*/val*.png``); else the Transformer diagnostics' cross-attention
+        grid (``diagnostics/cross_attention/step*_val*.png``)."""
+        steps = sorted((self.path / "attention").glob("step*"))
+        for step in reversed(steps):
+            images = sorted(step.glob("val*.png"), key=_trailing_number)
+            if images:
+                return images[0]
+        grids = sorted((self.path / "diagnostics" / "cross_attention").glob("step*_val*.png"))
+        return grids[-1] if grids else None
+
+
+@cache
+def _family_of_target(target: str | None) -> str | None:
+    if not target:
+        return None
+    try:
+        return str(getattr(hydra.utils.get_class(target), "family", None) or "") or None
+    except Exception:  # an unknown or renamed class: the family is simply unknown
+        return None
+
+
+def _trailing_number(path: Path) -> int:
+    digits = "".join(c for c in path.stem if c.isdigit())
+    return int(digits) if digits else 0
+
+
+def _to_float(value: str) -> float | None:
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _read_json(path: Path) -> Any:
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A results.json that could not be parsed (reported, never fatal)."""
+
+    path: Path
+    reason: str
+
+
+def find_runs(root: str | Path, exclude: Path | None = None) -> tuple[list[Run], list[Unreadable]]:
+    """Every run under ``root`` (searched recursively for results.json), in path order, and
+    the results.json files that could not be read. ``exclude``: a directory to skip (the
+    report's own output)."""
+    root = Path(root)
+    if not root.exists():
+        raise UserError(f"{root}: no such directory (expected a sweep directory or runs)")
+    if root.is_file() and root.name != RESULTS_FILE:
+        raise UserError(f"{root}: expected a directory of runs or a {RESULTS_FILE}")
+    candidates = [root] if root.is_file() else sorted(root.rglob(RESULTS_FILE))
+    excluded = exclude.resolve() if exclude is not None else None
+    runs, unreadable = [], []
+    for path in candidates:
+        if excluded is not None and excluded in path.resolve().parents:
+            continue
+        try:
+            results = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            unreadable.append(Unreadable(path, f"{type(error).__name__}: {error}"))
+            continue
+        if not isinstance(results, dict):
+            unreadable.append(Unreadable(path, "not a JSON object"))
+            continue
+        runs.append(Run(path=path.parent, results=results))
+    return runs, unreadable
