@@ -1,0 +1,74 @@
+"""python -m seq2seq_lab.report PATH [--out DIR]: write the reports of the runs under PATH."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from seq2seq_lab.errors import UserError
+from seq2seq_lab.report.significance import DEFAULT_SAMPLES, METRICS
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m seq2seq_lab.report",
+        description="Turn runs (a sweep directory or a folder of runs, searched recursively "
+        "for results.json) into one markdown report per comparison, with PNG plots.",
+    )
+    parser.add_argument("path", help="a sweep directory or a folder of runs")
+    parser.add_argument("--out", default=None, help="output directory (default: PATH/report)")
+    parser.add_argument(
+        "--bootstrap-samples",
+        type=int,
+        default=DEFAULT_SAMPLES,
+        help=f"paired bootstrap resamples (default {DEFAULT_SAMPLES}; 0 skips the tests)",
+    )
+    parser.add_argument(
+        "--metrics",
+        nargs="+",
+        default=["bleu"],
+        choices=sorted(METRICS),
+        help="metrics of the significance tests (default: bleu)",
+    )
+    parser.add_argument(
+        "--experiment",
+        action="append",
+        default=None,
+        help="only this experiment (repeatable; default: every experiment found)",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.bootstrap_samples < 0:
+        print(f"error: --bootstrap-samples={args.bootstrap_samples} must be >= 0", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    from seq2seq_lab.report.generate import generate_report
+
+    try:
+        generated = generate_report(
+            args.path,
+            args.out,
+            bootstrap_samples=args.bootstrap_samples,
+            metrics=args.metrics,
+            experiments=args.experiment,
+        )
+    except UserError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for report in generated.reports:
+        runs = len(report.comparison.runs)
+        print(f"{report.name}: {runs} runs, verdict {report.verdict.outcome} -> {report.path}")
+    for name, error in generated.failed.items():
+        print(f"error: the report of {name} could not be built: {error}", file=sys.stderr)
+    for unreadable in generated.unreadable:
+        print(f"warning: {unreadable.path}: unreadable ({unreadable.reason})", file=sys.stderr)
+    print(f"index: {generated.index}")
+    return 1 if generated.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,408 @@
+"""The report as GitHub-flavoured markdown: relative image links, pipe tables, <details>.
+
+Only rendering lives here; every number comes from the objects ``generate`` builds.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from seq2seq_lab.report.aggregate import MeanStd, mean_std
+from seq2seq_lab.report.runs import Run, Unreadable
+from seq2seq_lab.results import STATUSES
+
+if TYPE_CHECKING:
+    from seq2seq_lab.report.generate import ExperimentReport
+
+P_SIGNIFICANT = 0.05
+NOTE_CHARS = 140
+
+
+def cell(value: Any) -> str:
+    """A table cell: pipes escaped, newlines flattened."""
+    return str(value).replace("|", "\\|").replace("\n", " ").strip()
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |"]
+    lines.append("|" + "|".join("---" for _ in header) + "|")
+    lines.extend("| " + " | ".join(cell(v) for v in row) + " |" for row in rows)
+    return "\n".join(lines)
+
+
+def _first_line(text: str, limit: int = NOTE_CHARS) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def status_summary(runs: Sequence[Run]) -> str:
+    counts = Counter(run.status for run in runs)
+    parts = [f"{counts[s]} {s}" for s in STATUSES if counts[s]]
+    return f"{len(runs)} run{'s' if len(runs) != 1 else ''}" + (
+        f" ({', '.join(parts)})" if parts else ""
+    )
+
+
+def _distinct(values: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(v for v in values if v))
+
+
+def _software(runs: Sequence[Run]) -> str:
+    per_package: dict[str, list[str]] = {}
+    for run in runs:
+        for name, version in (run.results.get("versions") or {}).items():
+            per_package.setdefault(name, [])
+            if version not in per_package[name]:
+                per_package[name].append(str(version))
+    return ", ".join(f"{k} {' / '.join(v)}" for k, v in per_package.items()) or "not recorded"
+
+
+def _hardware(runs: Sequence[Run]) -> str:
+    counts: Counter[str] = Counter()
+    for run in runs:
+        hw = run.results.get("hardware") or {}
+        if not hw:
+            continue
+        parts = [str(hw.get("cpu", "?")), f"{hw.get('cpu_count', '?')} cores"]
+        parts.append(f"{hw.get('torch_threads', '?')} torch threads")
+        parts.append(f"GPU: {hw['gpu']}" if hw.get("gpu") else "no GPU")
+        counts[", ".join(parts)] += 1
+    if not counts:
+        return "not recorded"
+    if len(counts) == 1:
+        return next(iter(counts))
+    return "; ".join(f"{k} ({n} runs)" for k, n in counts.items())
+
+
+def _data(runs: Sequence[Run]) -> str:
+    found = []
+    for run in runs:
+        data = run.results.get("data") or {}
+        if data:
+            found.append(f"{data.get('source', '?')}; {data.get('tokenizer', '?')}")
+    return "; ".join(_distinct(found)) or "not recorded"
+
+
+def _test_set(runs: Sequence[Run]) -> str:
+    found = [
+        f"split `{run.test.get('split')}`, {run.test.get('sentences')} sentences"
+        for run in runs
+        if run.test
+    ]
+    return "; ".join(_distinct(found)) or "no run was tested"
+
+
+def _decoding(runs: Sequence[Run]) -> str:
+    found = [
+        ", ".join(f"{k} {v}" for k, v in (run.test.get("decoding") or {}).items())
+        for run in runs
+        if run.test.get("decoding")
+    ]
+    return "; ".join(_distinct(found)) or "not recorded"
+
+
+def _budget(runs: Sequence[Run]) -> str:
+    found = []
+    for run in runs:
+        trainer = run.config.get("trainer") or {}
+        parts = [
+            f"{k} {'null' if trainer[k] is None else trainer[k]}"
+            for k in ("max_epochs", "max_steps", "max_time")
+            if k in trainer
+        ]
+        found.append(", ".join(parts))
+    return "; ".join(_distinct(found)) or "not recorded"
+
+
+def _seeds(runs: Sequence[Run]) -> str:
+    seeds = sorted({run.seed for run in runs if run.seed is not None})
+    return ", ".join(str(s) for s in seeds) or "not recorded"
+
+
+def _int(ms: MeanStd) -> str:
+    return ms.format(0)
+
+
+# ---------------------------------------------------------------------------- sections
+def header_section(report: ExperimentReport) -> list[str]:
+    runs = report.comparison.runs
+    lines = ["## How these runs were made", ""]
+    lines.append(
+        f"Sweep command{'s' if len(report.commands) > 1 else ''} (rebuilt from the runs' Hydra overrides):"
+    )
+    lines.append("")
+    lines.append("```bash")
+    for command in report.commands:
+        directory = _rel(command.directory, report.root)
+        lines.append(f"# {command.runs} run{'s' if command.runs != 1 else ''} in {directory}")
+        lines.append(command.command)
+    lines.append("```")
+    lines.append("")
+    lines.append(f"- **Runs:** {status_summary(runs)}")
+    lines.append(f"- **Seeds:** {_seeds(runs)}")
+    lines.append(f"- **Data:** {_data(runs)}; test: {_test_set(runs)}")
+    lines.append(f"- **Test decoding:** {_decoding(runs)}")
+    lines.append(f"- **Training budget:** {_budget(runs)}")
+    lines.append(f"- **Software:** {_software(runs)}")
+    lines.append(f"- **Hardware:** {_hardware(runs)}")
+    lines.append(
+        "- **Config of every run:** [`runs.csv`](runs.csv) (scores and the flattened resolved "
+        "config, one row per run)"
+    )
+    return lines
+
+
+def results_section(report: ExperimentReport) -> list[str]:
+    variants = report.comparison.variants
+    with_role = any(v.role for v in variants)
+    header = ["variant"] + (["settings (from config)"] if with_role else [])
+    header += ["status", "BLEU", "chrF", "TER", "ppl", "train time (s)", "tokens/s", "params"]
+    rows = []
+    for v in variants:
+        params = next(
+            (r.results.get("parameters") for r in v.runs if r.results.get("parameters")), None
+        )
+        row = [f"**{v.label}**"] + ([v.describe_role()] if with_role else [])
+        row += [
+            v.status_text(),
+            v.scores("bleu").format(),
+            v.scores("chrf").format(),
+            v.scores("ter").format(),
+            v.scores("ppl").format(),
+            _int(v.timing("train_seconds")),
+            _int(v.timing("train_tokens_per_second")),
+            f"{params:,}" if isinstance(params, int) else "—",
+        ]
+        rows.append(row)
+    lines = ["## Results", "", table(header, rows), ""]
+    lines.append(
+        "Mean ± sample std over the seeds that have a test score (a diverged run is tested "
+        "from its best checkpoint when it has one; see the runs below). "
+        "Train time is wall-clock `fit` time; tokens/s counts real target tokens per second "
+        "of training-step time."
+    )
+    lines.append("")
+    signatures: dict[str, list[str]] = {}
+    for run in report.comparison.runs:
+        for metric, signature in (run.results.get("sacrebleu_signature") or {}).items():
+            signatures.setdefault(metric, [])
+            if signature not in signatures[metric]:
+                signatures[metric].append(signature)
+    if signatures:
+        lines.append("sacrebleu signatures:")
+        lines.append("")
+        for metric, values in signatures.items():
+            warn = " (differ between runs: scores not comparable)" if len(values) > 1 else ""
+            lines.append(f"- {metric.upper()}{warn}: " + ", ".join(f"`{s}`" for s in values))
+    else:
+        lines.append("No run recorded a sacrebleu signature (none was tested).")
+    return lines
+
+
+def significance_section(report: ExperimentReport) -> list[str]:
+    lines = ["## Significance (paired bootstrap)", ""]
+    if not report.significance and not report.significance_notes:
+        contrasts = report.spec.contrasts(report.comparison)
+        lines.append(
+            "No contrast defined for this comparison."
+            if not contrasts
+            else "Not run (bootstrap samples = 0)."
+        )
+        return lines
+    if report.significance:
+        metrics = list(dict.fromkeys(r.metric for t in report.significance for r in t.results))
+        header = ["system", "vs baseline", "seeds"]
+        for m in metrics:
+            header += [f"{m} baseline", f"{m} system", f"Δ {m}", f"p ({m})"]
+        rows = []
+        for t in report.significance:
+            row = [t.system.label, t.baseline.label, f"{t.system_seed} / {t.baseline_seed}"]
+            by_metric = {r.metric: r for r in t.results}
+            for m in metrics:
+                r = by_metric.get(m)
+                if r is None:
+                    row += ["—"] * 4
+                    continue
+                star = " *" if r.p_value < P_SIGNIFICANT else ""
+                row += [
+                    f"{r.baseline_score:.2f}",
+                    f"{r.system_score:.2f}",
+                    f"{r.delta:+.2f}",
+                    f"{r.p_value:.4f}{star}",
+                ]
+            rows.append(row)
+        lines += [table(header, rows), ""]
+        lines.append(
+            f"sacrebleu's paired bootstrap resampling (Koehn 2004) on the same test sentences, "
+            f"seed-matched runs (seeds: system / baseline; the lowest seed of each when no seed "
+            f"is shared); * p < {P_SIGNIFICANT}. Identical outputs are reported as p = 1. "
+            "Signature: "
+            + ", ".join(
+                f"`{s}`"
+                for s in dict.fromkeys(r.signature for t in report.significance for r in t.results)
+            )
+        )
+        lines.append("")
+    for note in report.significance_notes:
+        lines.append(f"- {note}")
+    return lines
+
+
+def verdict_section(report: ExperimentReport) -> list[str]:
+    spec, verdict = report.spec, report.verdict
+    lines = ["## Published finding vs ours", ""]
+    lines.append(f"**Published:** {spec.published}")
+    lines.append("")
+    if spec.expected:
+        lines.append(f"**A faithful small-scale reproduction should show:** {spec.expected}")
+        lines.append("")
+    if verdict.findings:
+        rows = []
+        for i, (check, finding) in enumerate(verdict.findings, 1):
+            answer = {True: "holds", False: "fails", None: "lacks data"}[finding.holds]
+            rows.append(
+                [i, check.text + ("" if check.primary else " (secondary)"), answer, finding.detail]
+            )
+        lines += ["**Ours:**", "", table(["#", "check", "result", "numbers used"], rows), ""]
+    lines.append(f"**Rule:** {verdict.rule}")
+    lines.append("")
+    lines.append(f"**Verdict: {verdict.outcome}**")
+    return lines
+
+
+def plots_section(report: ExperimentReport) -> list[str]:
+    lines = ["## Plots", ""]
+    if not report.plots and not report.plot_notes:
+        return lines + ["No plot is defined for this comparison."]
+    for _, caption, paths in report.plots:
+        lines.append(f"### {caption}")
+        lines.append("")
+        if not paths:
+            lines.append("_Not drawn: the runs lack the data this plot needs._")
+            lines.append("")
+        for path in paths:
+            lines.append(f"![{caption}]({_rel(path, report.out_dir)})")
+            lines.append("")
+    for note in report.plot_notes:
+        lines.append(f"- {note}")
+    return lines
+
+
+def heatmaps_section(report: ExperimentReport) -> list[str]:
+    lines = ["## Attention heatmaps", ""]
+    if not report.heatmaps:
+        return lines + ["_No run has an attention heatmap (attention/step*/val*.png)._"]
+    lines.append(
+        "One validation sentence per model, at the last plotted validation step (weights show "
+        "which source positions were mixed, not why)."
+    )
+    lines.append("")
+    for heatmap in report.heatmaps:
+        lines.append(f"**{heatmap.variant}** (seed {heatmap.seed}, `{heatmap.source}`)")
+        lines.append("")
+        lines.append(f"![{heatmap.variant}]({_rel(heatmap.path, report.out_dir)})")
+        lines.append("")
+    return lines
+
+
+def runs_section(report: ExperimentReport) -> list[str]:
+    rows = []
+    for variant in report.comparison.variants:
+        for run in variant.runs:
+            training = run.results.get("training") or {}
+            note = run.results.get("status_reason") or run.results.get("error") or ""
+            rows.append(
+                [
+                    f"`{_rel(run.path, report.root)}`",
+                    variant.label,
+                    run.seed if run.seed is not None else "—",
+                    run.status,
+                    mean_std([run.score("bleu")]).format(),
+                    mean_std([run.score("chrf")]).format(),
+                    mean_std([run.score("ppl")]).format(),
+                    training.get("steps", "—"),
+                    _int(mean_std([run.timing("train_seconds")])),
+                    _first_line(note),
+                ]
+            )
+    header = ["run", "variant", "seed", "status", "BLEU", "chrF", "ppl", "steps", "train s", "note"]
+    return [
+        "## Runs",
+        "",
+        "<details><summary>Every run (a diverged run shows the BLEU it reached, if it was "
+        "tested)</summary>",
+        "",
+        table(header, rows),
+        "",
+        "</details>",
+    ]
+
+
+def experiment_markdown(report: ExperimentReport) -> str:
+    spec = report.spec
+    lines = [f"# {spec.title}", ""]
+    if spec.title != report.name:
+        lines += [f"Experiment `{report.name}`.", ""]
+    lines.append(
+        f"**Verdict: {report.verdict.outcome}** (rule and numbers in "
+        "[Published finding vs ours](#published-finding-vs-ours))"
+    )
+    lines.append("")
+    for section in (
+        header_section,
+        results_section,
+        significance_section,
+        verdict_section,
+        plots_section,
+        heatmaps_section,
+        runs_section,
+    ):
+        lines += section(report)
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def index_markdown(
+    reports: Sequence[ExperimentReport],
+    failed: dict[str, str],
+    unreadable: Sequence[Unreadable],
+    root: Path,
+    out: Path,
+) -> str:
+    lines = ["# Results", ""]
+    lines.append(f"Generated by `python -m seq2seq_lab.report` from the runs under `{root}`.")
+    lines.append("")
+    rows = [
+        [
+            f"[{r.name}]({_rel(r.path, out)})",
+            r.spec.title,
+            status_summary(r.comparison.runs),
+            f"**{r.verdict.outcome}**",
+        ]
+        for r in reports
+    ]
+    if rows:
+        lines += [table(["experiment", "comparison", "runs", "verdict"], rows), ""]
+    else:
+        lines += ["No runs found.", ""]
+    if failed:
+        lines += ["Reports that could not be built (a bug: please report it):", ""]
+        lines += [f"- `{name}`: {_first_line(error)}" for name, error in failed.items()]
+        lines.append("")
+    if unreadable:
+        lines += ["Unreadable results.json files (left out):", ""]
+        lines += [f"- `{_rel(u.path, root)}`: {_first_line(u.reason)}" for u in unreadable]
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _rel(path: Path, start: Path) -> str:
+    """A relative POSIX path (GitHub resolves relative links and images)."""
+    try:
+        return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
+    except ValueError:  # another drive on Windows
+        return path.as_posix()

@@ -1,0 +1,259 @@
+"""The generator end to end on synthetic sweeps: report.md + PNGs per experiment, the index,
+mean +- std in the table, diverged and failed runs shown with their status, significance of
+the main contrasts, and the CLI."""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from pathlib import Path
+
+import pytest
+from test_report_support import (
+    corpus,
+    metrics_rows,
+    transformer_diagnostics,
+    translate,
+    write_run,
+)
+
+from seq2seq_lab.report.__main__ import main
+from seq2seq_lab.report.generate import generate_report
+
+PNG = b"\x89PNG\r\n\x1a\n"
+SAMPLES = 200
+
+
+def e1_sweep(root: Path) -> dict[str, list[float]]:
+    """An E1 sweep: seq2seq and Bahdanau (2 seeds each, Bahdanau clearly better), a
+    Transformer that diverged before any checkpoint, a Luong job that crashed. Returns the
+    test BLEU of each family's completed runs."""
+    root.mkdir(parents=True)
+    (root / "multirun.yaml").write_text("hydra: {}\n")
+    sources, references = corpus(n=120)
+    jobs = [
+        ("seq2seq", 1, "completed", 0.45),
+        ("seq2seq", 2, "completed", 0.4),
+        ("bahdanau", 1, "completed", 0.1),
+        ("bahdanau", 2, "completed", 0.12),
+        ("transformer", 1, "diverged", None),
+        ("luong", 1, "failed", None),
+    ]
+    bleu: dict[str, list[float]] = {}
+    for num, (family, seed, status, error_rate) in enumerate(jobs):
+        texts = None
+        if error_rate is not None:
+            texts = (sources, references, translate(references, error_rate, seed=seed))
+        path = write_run(
+            root / str(num),
+            experiment="e1_attention",
+            variant=family,
+            family=family,
+            seed=seed,
+            status=status,
+            texts=texts,
+            tested=texts is not None,
+            metrics=metrics_rows(20, blow_up=status == "diverged"),
+            heatmap=family == "bahdanau",
+            overrides=[f"model={family}", f"seed={seed}", "experiment=e1_attention"],
+        )
+        if texts is not None:
+            import json
+
+            bleu.setdefault(family, []).append(
+                json.loads((path / "results.json").read_text())["test"]["bleu"]
+            )
+    return bleu
+
+
+def e4_runs(root: Path) -> None:
+    """Post- and pre-LN Transformers with diagnostics; post-LN without warmup diverged."""
+    for num, (norm, warmup) in enumerate([(n, w) for n in ("post", "pre") for w in (True, False)]):
+        norms, records = transformer_diagnostics(layers=3, post=norm == "post")
+        diverged = norm == "post" and not warmup
+        write_run(
+            root / f"e4_{num}",
+            experiment="e4_norm_warmup",
+            variant=f"{norm}-LN_warmup-{warmup}",
+            family="transformer",
+            status="diverged" if diverged else "completed",
+            config={
+                "model.norm": norm,
+                "model.encoder_layers": 3,
+                "optim.lr": 1e-3,
+                "schedule._target_": "seq2seq_lab.optim.schedules.InverseSqrt",
+                "schedule.warmup_steps": 400,
+                "schedule.linear_warmup": warmup,
+            },
+            bleu=None if diverged else 20.0,
+            tested=not diverged,
+            metrics=metrics_rows(30, blow_up=diverged),
+            grad_norms=norms,
+            validation=records,
+        )
+
+
+def e5_runs(root: Path) -> None:
+    for num, (scale, d_model) in enumerate([(s, d) for s in (True, False) for d in (64, 256)]):
+        _, records = transformer_diagnostics(layers=2, post=False)
+        write_run(
+            root / f"e5_{num}",
+            experiment="e5_scaling",
+            variant=f"scale-{scale}_dmodel{d_model}",
+            family="transformer",
+            config={"model.attention.scale": scale, "model.d_model": d_model, "model.heads": 4},
+            bleu=20.0 if scale else 15.0,
+            validation=records,
+            metrics=metrics_rows(10),
+        )
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    bleu = e1_sweep(root / "e1")
+    e4_runs(root / "e4")
+    e5_runs(root / "e5")
+    write_run(root / "adhoc_run", experiment=None, variant="bahdanau", family="bahdanau", bleu=3.0)
+    (root / "broken").mkdir()
+    (root / "broken" / "results.json").write_text("not json")
+    generated = generate_report(root, bootstrap_samples=SAMPLES)
+    assert not generated.failed
+    assert [u.path.parent.name for u in generated.unreadable] == ["broken"]
+    return root, generated.index, {r.name: r for r in generated.reports}, bleu
+
+
+def _row(markdown: str, label: str) -> list[str]:
+    line = next(x for x in markdown.splitlines() if x.startswith(f"| **{label}**"))
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def test_every_experiment_gets_a_report_with_pngs_and_the_index_links_them(generated):
+    root, index, reports, _ = generated
+    assert index == root / "report" / "README.md"
+    assert set(reports) == {"e1_attention", "e4_norm_warmup", "e5_scaling", "adhoc"}
+    text = index.read_text()
+    for name in reports:
+        assert f"]({name}/report.md)" in text
+        assert (root / "report" / name / "report.md").is_file()
+        assert (root / "report" / name / "runs.csv").is_file()
+    assert "broken/results.json" in text  # listed as unreadable, not fatal
+    expected = {
+        "e1_attention": ["bleu_by_length.png", "loss_curves.png"],
+        "e4_norm_warmup": [
+            "loss_curves.png",
+            "grad_norms_init_3-layers.png",
+            "layer_similarity.png",
+        ],
+        "e5_scaling": ["entropy_vs_dk.png", "loss_curves.png"],
+    }
+    for name, pngs in expected.items():
+        markdown = (root / "report" / name / "report.md").read_text()
+        for png in pngs:
+            path = root / "report" / name / png
+            assert path.read_bytes()[:8] == PNG, path
+            assert f"]({png})" in markdown  # relative image link
+
+
+def test_table_shows_mean_and_std_over_seeds(generated):
+    root, _, _, bleu = generated
+    markdown = (root / "report" / "e1_attention" / "report.md").read_text()
+    for family in ("seq2seq", "bahdanau"):
+        values = bleu[family]
+        expected = f"{statistics.fmean(values):.2f} ± {statistics.stdev(values):.2f}"
+        row = _row(markdown, family)
+        assert row[2] == "2 completed" and row[3] == expected
+
+
+def test_diverged_and_failed_runs_appear_with_their_status(generated):
+    root, _, reports, _ = generated
+    markdown = (root / "report" / "e1_attention" / "report.md").read_text()
+    assert _row(markdown, "transformer")[2:4] == ["1 diverged", "—"]
+    assert _row(markdown, "luong")[2:4] == ["1 failed", "—"]
+    assert "non-finite loss (nan) at step 42" in markdown
+    assert "RuntimeError: synthetic failure" in markdown
+    assert "6 runs (4 completed, 1 diverged, 1 failed)" in markdown
+    with open(root / "report" / "e1_attention" / "runs.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert sorted(r["status"] for r in rows) == ["completed"] * 4 + ["diverged", "failed"]
+    assert {r["config.experiment_name"] for r in rows} == {"e1_attention"}
+    e4 = (root / "report" / "e4_norm_warmup" / "report.md").read_text()
+    assert _row(e4, "post-LN_warmup-False")[2:4] == ["1 diverged", "—"]
+
+
+def test_header_carries_the_sweep_command_seeds_versions_and_hardware(generated):
+    root, _, _, _ = generated
+    markdown = (root / "report" / "e1_attention" / "report.md").read_text()
+    assert (
+        "python -m seq2seq_lab.train -m experiment=e1_attention "
+        "model=seq2seq,bahdanau,transformer,luong seed=1,2"
+    ) in markdown
+    assert "**Seeds:** 1, 2" in markdown
+    assert "torch 2.13.0+cpu" in markdown and "Test CPU, 2 cores" in markdown
+    assert "`nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0`" in markdown
+
+
+def test_significance_pairs_seeds_and_finds_the_clear_gain(generated):
+    _, _, reports, _ = generated
+    tests = reports["e1_attention"].significance
+    pairs = [(t.system.label, t.baseline.label, t.system_seed, t.baseline_seed) for t in tests]
+    assert sorted(pairs) == [("bahdanau", "seq2seq", 1, 1), ("bahdanau", "seq2seq", 2, 2)]
+    for t in tests:
+        (result,) = t.results
+        assert result.delta > 0 and result.p_value < 0.05
+    notes = reports["e1_attention"].significance_notes
+    assert any(n.startswith("transformer vs seq2seq") for n in notes)
+
+
+def test_verdicts_and_rules_are_written(generated):
+    root, _, reports, _ = generated
+    markdown = (root / "report" / "e1_attention" / "report.md").read_text()
+    assert f"**Verdict: {reports['e1_attention'].verdict.outcome}**" in markdown
+    assert "**Rule:** Checks: (1)" in markdown
+    assert "**Published:** WMT14 en-fr" in markdown
+    # the diverged Transformer (0 BLEU for the rules) fails "every attention model >= +2"
+    assert reports["e1_attention"].verdict.outcome == "not reproduced"
+    assert reports["e4_norm_warmup"].verdict.findings[0][1].holds is True  # post-LN diverged
+    assert reports["adhoc"].verdict.outcome == "no rule"
+
+
+def test_one_heatmap_per_model_is_copied(generated):
+    root, _, reports, _ = generated
+    (heatmap,) = reports["e1_attention"].heatmaps
+    assert heatmap.variant == "bahdanau" and heatmap.source == "attention/step0000010/val0.png"
+    assert heatmap.path == root / "report" / "e1_attention" / "heatmaps" / "bahdanau.png"
+    assert (
+        "](heatmaps/bahdanau.png)" in (root / "report" / "e1_attention" / "report.md").read_text()
+    )
+
+
+def test_a_report_that_cannot_be_built_is_listed_and_the_others_are_written(tmp_path, monkeypatch):
+    from seq2seq_lab.report import experiments
+
+    def broken(comparison):
+        raise RuntimeError("check exploded")
+
+    spec = experiments.SPECS["e1_attention"]
+    bad = type(spec)(**{**spec.__dict__, "checks": (experiments.Check("boom", broken),)})
+    monkeypatch.setitem(experiments.SPECS, "e1_attention", bad)
+    write_run(tmp_path / "a", experiment="e1_attention", variant="v", family="seq2seq", bleu=5.0)
+    write_run(tmp_path / "b", experiment="e7_cells", variant="v", family="seq2seq", bleu=5.0)
+    generated = generate_report(tmp_path, bootstrap_samples=0)
+    assert generated.failed == {"e1_attention": "RuntimeError: check exploded"}
+    assert [r.name for r in generated.reports] == ["e7_cells"]
+    assert "RuntimeError: check exploded" in generated.index.read_text()
+
+
+def test_cli_writes_to_out_and_reports_bad_paths_in_one_line(tmp_path, capsys):
+    write_run(
+        tmp_path / "runs" / "a", experiment="e7_cells", variant="v", family="seq2seq", bleu=5.0
+    )
+    assert (
+        main([str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--bootstrap-samples", "0"])
+        == 0
+    )
+    assert (tmp_path / "out" / "e7_cells" / "report.md").is_file()
+    assert "e7_cells: 1 runs, verdict not enough runs" in capsys.readouterr().out
+    assert main([str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "no such directory" in err and "\n" not in err
