@@ -1,0 +1,84 @@
+"""The report specs agree with the real experiment configs: every job of each experiment's
+sweep grid (conf/experiment/*.yaml, seeds aside) gets a distinct role from its composed
+config, and with a score for every job, every verdict check has its data."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from conftest import CONF_DIR
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import OmegaConf, open_dict
+from test_report_support import entropy_records
+
+from seq2seq_lab.checkpoint import family_of
+from seq2seq_lab.report.experiments import SPECS
+from seq2seq_lab.report.runs import Run
+from seq2seq_lab.report.spec import Comparison
+
+
+def _compose(overrides: list[str], hydra_config: bool = False):
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(CONF_DIR, version_base="1.3"):
+        return compose("train", overrides=overrides, return_hydra_config=hydra_config)
+
+
+def grid(experiment: str) -> list[list[str]]:
+    """The override lists of the experiment's sweep jobs (one seed)."""
+    base = [f"experiment={experiment}", "scale=smoke"]
+    params = _compose(base, hydra_config=True).hydra.sweeper.params
+    parser = OverridesParser.create()
+    axes = []
+    for key, value in params.items():
+        if key == "seed":
+            continue
+        override = parser.parse_override(f"{key}={value}")
+        axes.append([f"{key}={v}" for v in override.sweep_string_iterator()])
+    return [base + list(job) for job in itertools.product(*axes)]
+
+
+def job_run(overrides: list[str], path: Path, bleu: float) -> Run:
+    cfg = _compose(overrides)
+    with open_dict(cfg):
+        cfg.paths.output_dir = str(path)
+    config = OmegaConf.to_container(cfg, resolve=False)
+    config["model"] = OmegaConf.to_container(cfg.model, resolve=True)
+    config["optim"] = OmegaConf.to_container(cfg.optim, resolve=True)
+    config["schedule"] = OmegaConf.to_container(cfg.schedule, resolve=True)
+    buckets = {"1-10": {"bleu": bleu, "count": 50}, "11-20": {"bleu": bleu / 2, "count": 50}}
+    results = {
+        "status": "completed",
+        "experiment": cfg.experiment_name,
+        "variant": " ".join(overrides[2:]),
+        "seed": 1,
+        "family": family_of(config["model"]),
+        "config": config,
+        "test": {"split": "test", "bleu": bleu, "bleu_by_length": buckets},
+    }
+    path.mkdir(parents=True)
+    (path / "results.json").write_text(json.dumps(results))
+    (path / "diagnostics").mkdir()
+    records = entropy_records(1.0 + bleu / 100)
+    (path / "diagnostics" / "validation.jsonl").write_text(json.dumps(records[0]) + "\n")
+    return Run(path, results)
+
+
+@pytest.mark.parametrize("experiment", sorted(SPECS))
+def test_every_job_of_the_grid_has_a_distinct_role_and_every_check_its_data(experiment, tmp_path):
+    spec = SPECS[experiment]
+    jobs = grid(experiment)
+    assert len(jobs) >= 2
+    runs = [job_run(job, tmp_path / str(i), bleu=10.0 + i) for i, job in enumerate(jobs)]
+    roles = [spec.role(run) for run in runs]
+    for job, role in zip(jobs, roles):
+        assert role and None not in role.values(), (job, role)
+    assert len({json.dumps(r, sort_keys=True) for r in roles}) == len(jobs), roles
+    comparison = Comparison(spec, runs)
+    for check, finding in spec.verdict(comparison).findings:
+        assert finding.holds is not None, (check.text, finding.detail)
+    assert spec.contrasts(comparison), "the grid yields no contrast to test"
