@@ -152,3 +152,26 @@ def test_sweep_command_quotes_for_the_shell_and_orders_jobs_naturally(tmp_path):
         "trainer.max_time='00:00:05:00'",
         "seed=2,10",
     ]
+
+
+def test_pooling_runs_of_different_settings_is_detected(tmp_path):
+    for seed, hidden in [(1, 32), (2, 32), (3, 64)]:
+        write_run(
+            tmp_path / str(seed),
+            experiment="e",
+            variant="a",
+            family="seq2seq",
+            seed=seed,
+            config={
+                "data.seed": seed,  # follows the run seed: not a difference
+                "paths.output_dir": str(tmp_path / str(seed)),
+                "trainer.default_root_dir": str(tmp_path / str(seed)),
+                "model.hidden_size": hidden,
+            },
+            bleu=1.0,
+        )
+    runs, _ = find_runs(tmp_path)
+    (variant,) = group_variants(runs, lambda r: {})
+    assert variant.config_differences() == ["model.hidden_size"]
+    (same,) = group_variants(runs[:2], lambda r: {})
+    assert same.config_differences() == []

@@ -163,6 +163,7 @@ def test_table_shows_mean_and_std_over_seeds(generated):
         expected = f"{statistics.fmean(values):.2f} ± {statistics.stdev(values):.2f}"
         row = _row(markdown, family)
         assert row[2] == "2 completed" and row[3] == expected
+    assert "**Warning:**" not in markdown  # the seeds of each variant share their settings
 
 
 def test_diverged_and_failed_runs_appear_with_their_status(generated):

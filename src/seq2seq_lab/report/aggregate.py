@@ -135,8 +135,40 @@ class Variant:
                 return {b: int(e.get("count", 0)) for b, e in buckets.items()}
         return {}
 
+    def config_differences(self) -> list[str]:
+        """Config keys (flattened) on which this variant's runs disagree, beyond the seed (and
+        seeds that follow it), the paths and the run's own directory: non-empty means runs of
+        different settings were pooled (e.g. two sweeps with other sizes under one label)."""
+        from seq2seq_lab.pipeline import flatten
+
+        flat = [(run, flatten(run.config)) for run in self.runs if run.config]
+        keys = dict.fromkeys(k for _, f in flat for k in f)
+        differing = []
+        for key in keys:
+            if key == "seed" or key.startswith("paths."):
+                continue
+            values = {
+                repr(f.get(key))
+                for run, f in flat
+                if not _is_run_path(f.get(key), run) and not _is_run_seed(key, f.get(key), run)
+            }
+            if len(values) > 1:
+                differing.append(key)
+        return differing
+
     def describe_role(self) -> str:
         return ", ".join(f"{k}={_show(v)}" for k, v in self.role.items() if v is not None)
+
+
+def _is_run_path(value: Any, run: Run) -> bool:
+    """A config value naming the run's own directory (checkpoint dir, logger dir...)."""
+    own = {str(run.path), str(run.results.get("run_dir") or run.path)}
+    return isinstance(value, str) and any(value.startswith(d) for d in own)
+
+
+def _is_run_seed(key: str, value: Any, run: Run) -> bool:
+    """A seed that follows the run's seed (``data.seed: ${seed}``)."""
+    return key.rsplit(".", 1)[-1] == "seed" and value == run.seed
 
 
 def _show(value: Any) -> str:

@@ -186,6 +186,16 @@ def results_section(report: ExperimentReport) -> list[str]:
         "of training-step time."
     )
     lines.append("")
+    for v in variants:
+        differing = v.config_differences()
+        if differing:
+            shown = ", ".join(f"`{k}`" for k in differing[:8])
+            more = f" and {len(differing) - 8} more" if len(differing) > 8 else ""
+            lines.append(
+                f"**Warning:** the runs of **{v.label}** differ in more than the seed "
+                f"({shown}{more}; see runs.csv): its mean pools different settings."
+            )
+            lines.append("")
     signatures: dict[str, list[str]] = {}
     for run in report.comparison.runs:
         for metric, signature in (run.results.get("sacrebleu_signature") or {}).items():
