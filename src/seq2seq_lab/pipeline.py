@@ -38,7 +38,7 @@ def build_module(cfg: DictConfig, datamodule: Any) -> Seq2SeqModule:
     if network.get("tie_embeddings") == "all" and not datamodule.shared_vocab:
         raise ConfigError(
             "model.tie_embeddings=all needs one joint source/target vocabulary, but data "
-            f"'{cfg.data.get('name', '?')}' builds separate ones"
+            f"'{datamodule.source.name}' builds separate ones (use a joint tokenizer)"
         )
     network["src_vocab_size"] = datamodule.src_vocab_size
     network["tgt_vocab_size"] = datamodule.tgt_vocab_size
