@@ -230,12 +230,13 @@ def test_one_heatmap_per_model_is_copied(generated):
 
 def test_a_report_that_cannot_be_built_is_listed_and_the_others_are_written(tmp_path, monkeypatch):
     from seq2seq_lab.report import experiments
+    from seq2seq_lab.report.spec import Check
 
     def broken(comparison):
         raise RuntimeError("check exploded")
 
     spec = experiments.SPECS["e1_attention"]
-    bad = type(spec)(**{**spec.__dict__, "checks": (experiments.Check("boom", broken),)})
+    bad = type(spec)(**{**spec.__dict__, "checks": (Check("boom", broken),)})
     monkeypatch.setitem(experiments.SPECS, "e1_attention", bad)
     write_run(tmp_path / "a", experiment="e1_attention", variant="v", family="seq2seq", bleu=5.0)
     write_run(tmp_path / "b", experiment="e7_cells", variant="v", family="seq2seq", bleu=5.0)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from test_report_support import entropy_records, write_run
 
-from seq2seq_lab.report.experiments import SPECS, has_warmup
+from seq2seq_lab.report.experiments import SPECS
+from seq2seq_lab.report.experiments.e4_norm_warmup import has_warmup
 from seq2seq_lab.report.runs import Run, find_runs
 from seq2seq_lab.report.spec import (
     NOT_ENOUGH,

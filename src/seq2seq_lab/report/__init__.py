@@ -8,7 +8,8 @@ Modules, one concept each:
 - ``aggregate``: group runs into variants, mean +- std over seeds;
 - ``spec``: what a comparison's report needs (roles, contrasts, plots, verdict checks) and the
   verdict rule shared by all;
-- ``experiments``: the seven comparisons (E1-E7) as specs, the one place their rules live;
+- ``experiments``: the seven comparisons (E1-E7) as specs, one module each, the one place
+  their roles, rules, contrasts and plots live;
 - ``significance``: sacrebleu's paired bootstrap test;
 - ``plots``: the figures (BLEU by length, loss curves, Transformer diagnostics);
 - ``commands``: the sweep command rebuilt from the runs' Hydra overrides;

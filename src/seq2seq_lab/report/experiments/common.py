@@ -1,0 +1,103 @@
+"""What the experiment specs share: thresholds, role readers and small rule helpers.
+
+Thresholds, in BLEU:
+
+- CLEAR = 2.0: "clearly better / worse", "several BLEU";
+- SAME = 1.0: "about the same", "~=";
+- SMALL = 0.5: "a little", "about +1".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from seq2seq_lab.report.aggregate import Role, Variant, bucket_key
+from seq2seq_lab.report.runs import Run
+from seq2seq_lab.report.spec import Finding
+
+CLEAR = 2.0
+SAME = 1.0
+SMALL = 0.5
+MIN_BUCKET_SENTENCES = 10  # a length bucket needs this many test sentences to be compared
+
+Pairs = list[tuple[Variant, Variant]]
+
+
+def bleu_text(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def with_bleu(variants: Iterable[Variant | None]) -> list[Variant]:
+    return [v for v in variants if v is not None and v.bleu is not None]
+
+
+def lacks(what: str) -> Finding:
+    return Finding(None, f"needs {what}")
+
+
+def longest_bucket(variants: list[Variant]) -> str | None:
+    """The longest source-length bucket every variant was scored on, with at least
+    MIN_BUCKET_SENTENCES test sentences."""
+    common: set[str] | None = None
+    for variant in variants:
+        counts = variant.bucket_counts()
+        scored = {b for b in variant.bleu_by_length() if counts.get(b, 0) >= MIN_BUCKET_SENTENCES}
+        common = scored if common is None else common & scored
+    return max(common, key=bucket_key) if common else None
+
+
+def length_drop(variant: Variant, bucket: str) -> float | None:
+    """Overall test BLEU minus BLEU on ``bucket`` (mean over seeds): how much is lost on
+    long sentences."""
+    overall, on_bucket = variant.scores("bleu").mean, variant.bleu_by_length()[bucket].mean
+    return None if overall is None or on_bucket is None else overall - on_bucket
+
+
+def drop_larger(worse: Variant | None, others: list[Variant], text: str) -> Finding:
+    """``worse`` loses more BLEU on the longest common bucket than every one of ``others``
+    (those scored by length: a run that was never tested has no buckets)."""
+    others = [v for v in others if v.bleu_by_length()]
+    if worse is None or not worse.bleu_by_length() or not others:
+        return lacks(text)
+    bucket = longest_bucket([worse, *others])
+    if bucket is None:
+        return lacks(f"a length bucket with >= {MIN_BUCKET_SENTENCES} sentences in every run")
+    drops = {v.label: length_drop(v, bucket) for v in [worse, *others]}
+    if any(d is None for d in drops.values()):
+        return lacks("test BLEU of every variant")
+    detail = f"overall - bucket {bucket}: " + ", ".join(
+        f"{k} {bleu_text(d)}" for k, d in drops.items()
+    )
+    holds = all(drops[worse.label] > drops[o.label] for o in others)
+    return Finding(holds, detail)
+
+
+def config_flag(run: Run, key: str) -> bool | None:
+    value = run.config_value(key)
+    return None if value is None else bool(value)
+
+
+def pair_up(baseline: Variant | None, systems: Iterable[Variant | None]) -> Pairs:
+    if baseline is None:
+        return []
+    return [(baseline, s) for s in systems if s is not None and s is not baseline]
+
+
+FAMILY_ORDER = {"seq2seq": 0, "bahdanau": 1, "luong": 2, "transformer": 3}
+
+
+def family_role(run: Run) -> Role:
+    return {"family": run.family}
+
+
+def family_order(role: Role) -> Any:
+    return FAMILY_ORDER.get(role.get("family"), 9)
+
+
+def as_number(value: Any) -> Any:
+    """A config number as float ("5e-4" included); anything else unchanged."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return value
