@@ -138,6 +138,7 @@ def header_section(report: ExperimentReport) -> list[str]:
     lines.append("```bash")
     for command in report.commands:
         directory = _rel(command.directory, report.root)
+        directory = report.root.as_posix() if directory == "." else directory
         lines.append(f"# {command.runs} run{'s' if command.runs != 1 else ''} in {directory}")
         lines.append(command.command)
     lines.append("```")
