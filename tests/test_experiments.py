@@ -1,0 +1,84 @@
+"""Each comparison's smoke grid runs end to end through `-m` (trimmed to two jobs), and the
+report generator turns the runs into markdown and PNGs; a diverging job is reported as such."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+pytestmark = pytest.mark.slow
+
+# Two jobs per comparison: the sweep's own axes, cut down (command-line values replace the
+# experiment's hydra.sweeper.params of the same key).
+TRIMMED = {
+    "e1_attention": ["model=seq2seq,bahdanau"],
+    "e2_reversal": ["model=seq2seq"],
+    "e3_scores": ["e3=luong_dot,bahdanau_concat"],
+    "e4_norm_warmup": [
+        "model.norm=post",
+        "schedule.linear_warmup=false",
+        "optim.lr=5e-4,1000",  # 1000: forced to diverge
+        "model.encoder_layers=2",
+        "module.divergence.patience=2",
+        "trainer.gradient_clip_val=null",
+    ],
+    "e5_scaling": ["model.d_model=32"],
+    "e6_positions_heads": ["e6=sinusoidal,relative"],
+    "e7_cells": ["model=seq2seq", "model.cell=rnn,gru"],
+}
+
+
+@pytest.fixture(scope="module")
+def sweeps(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("sweeps")
+    cache = tmp_path_factory.mktemp("sweep_cache")
+    for experiment, trim in TRIMMED.items():
+        proc = run_cli(
+            "train",
+            "-m",
+            f"experiment={experiment}",
+            "scale=smoke",
+            "~callbacks.progress_bar",
+            f"paths.cache_dir={cache}",
+            f"hydra.sweep.dir={root / experiment}",
+            *trim,
+        )
+        assert proc.returncode == 0, f"{experiment}: {proc.stderr[-3000:]}"
+    return root
+
+
+@pytest.mark.parametrize("experiment", sorted(TRIMMED))
+def test_smoke_grid_runs_every_job(sweeps, experiment):
+    runs = sorted((sweeps / experiment).glob("*/results.json"))
+    assert len(runs) == 2
+    results = [json.loads(p.read_text()) for p in runs]
+    assert {r["experiment"] for r in results} == {experiment}
+    assert len({r["variant"] for r in results}) == 2
+
+
+def test_a_diverging_job_is_recorded_and_the_sweep_goes_on(sweeps):
+    results = [
+        json.loads(p.read_text()) for p in (sweeps / "e4_norm_warmup").glob("*/results.json")
+    ]
+    by_lr = {r["config"]["optim"]["lr"]: r for r in results}
+    assert by_lr[1000]["status"] == "diverged"
+    assert by_lr[5e-4]["status"] == "completed"
+
+
+def test_report_from_the_smoke_sweeps(sweeps, tmp_path):
+    proc = run_cli("report", str(sweeps), "--out", str(tmp_path), "--bootstrap-samples", "50")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for experiment in TRIMMED:
+        report = tmp_path / experiment / "report.md"
+        assert report.is_file(), experiment
+        text = report.read_text()
+        assert "python -m seq2seq_lab.train -m" in text
+        assert "nrefs:1" in text  # the sacrebleu signature
+        assert "Verdict" in text or "verdict" in text
+        assert list((tmp_path / experiment).glob("*.png")), experiment
+    e4 = (tmp_path / "e4_norm_warmup" / "report.md").read_text()
+    assert "diverged" in e4
+    assert (tmp_path / "README.md").is_file()
