@@ -5,10 +5,9 @@ positions (the same table), source/target/output embeddings tied over one 8,000-
 Xavier-uniform init. One training step = forward, label-smoothed (0.1) cross entropy over the
 real target tokens, backward, Adam (0.9, 0.98) step. Throughput = real target tokens per second.
 
-Batches: sentence lengths are the word counts (+ EOS) of Multi30k train (read from --lengths,
-nothing is copied), token ids random; pairs sorted by length and cut into batches of at most
---max-tokens padded tokens (sentences x longest side), as a length-bucketing sampler would;
---batches of them drawn at random. Every model sees the same batches; rounds alternate the
+Batches: sentence lengths are the word counts of Multi30k train (read from --lengths, nothing
+is copied), token ids random, batched by the data layer's training sampler (length-bucketed,
+at most --max-tokens padded tokens = sentences x longest side); its first --batches batches. Every model sees the same batches; rounds alternate the
 order of the models (drifting load on a shared machine hits all of them), and the table shows
 the median round.
 
@@ -26,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import random
 import statistics
 import time
 from pathlib import Path
@@ -35,7 +33,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
+from seq2seq_lab.data.batching import EncodedPair, EncodedPairs, TokenBudgetBatchSampler, collate
+from seq2seq_lab.data.specials import PAD_ID
 from seq2seq_lab.models.attention.multi_head import AttentionOptions
 from seq2seq_lab.models.transformer.network import TransformerNetwork
 from seq2seq_lab.models.transformer.positions import SinusoidalPositions
@@ -79,39 +78,27 @@ class TorchTransformer(nn.Module):
 
 
 def read_lengths(prefix: Path, src: str, tgt: str) -> list[tuple[int, int]]:
-    """(source, target) lengths in words + EOS of each line pair."""
+    """(source, target) lengths in words of each line pair."""
     with open(f"{prefix}.{src}") as fs, open(f"{prefix}.{tgt}") as ft:
-        return [(len(a.split()) + 1, len(b.split()) + 1) for a, b in zip(fs, ft)]
+        return [(len(a.split()), len(b.split())) for a, b in zip(fs, ft)]
 
 
 def make_batches(lengths: list[tuple[int, int]], max_tokens: int, count: int, vocab: int,
                  seed: int) -> list[tuple[Tensor, Tensor, Tensor, Tensor]]:  # fmt: skip
-    """Length-sorted buckets of at most ``max_tokens`` padded tokens; ``count`` drawn at random.
-    Each batch: src [B, S] (EOS last, right-padded), src_mask, tgt_in [B, T], tgt_out [B, T]."""
-    order = sorted(lengths)
-    buckets, current = [], []
-    for pair in order:
-        longest = max(max(p) for p in [*current, pair])
-        if current and longest * (len(current) + 1) > max_tokens:
-            buckets.append(current)
-            current = []
-        current.append(pair)
-    buckets.append(current)
-    rng = random.Random(seed)
+    """Pairs of random ids with the given lengths, batched by the training sampler of the data
+    layer (length-bucketed, at most ``max_tokens`` padded tokens); its first ``count`` batches
+    as (src, src_mask, tgt_in, tgt_out)."""
     generator = torch.Generator().manual_seed(seed)
-    batches = []
-    for bucket in rng.sample(buckets, count):
-        b, s, t = len(bucket), max(p[0] for p in bucket), max(p[1] for p in bucket)
-        src = torch.full((b, s), PAD_ID)
-        tgt_in, tgt_out = torch.full((b, t), PAD_ID), torch.full((b, t), PAD_ID)
-        for i, (ls, lt) in enumerate(bucket):
-            src[i, : ls - 1] = torch.randint(4, vocab, (ls - 1,), generator=generator)
-            src[i, ls - 1] = EOS_ID
-            words = torch.randint(4, vocab, (lt - 1,), generator=generator)
-            tgt_in[i, 0], tgt_in[i, 1:lt] = BOS_ID, words
-            tgt_out[i, : lt - 1], tgt_out[i, lt - 1] = words, EOS_ID
-        batches.append((src, src != PAD_ID, tgt_in, tgt_out))
-    return batches
+    pairs = EncodedPairs([
+        EncodedPair(i, torch.randint(4, vocab, (ls,), generator=generator).tolist(),
+                    torch.randint(4, vocab, (lt,), generator=generator).tolist())
+        for i, (ls, lt) in enumerate(lengths)
+    ])  # fmt: skip
+    sampler = TokenBudgetBatchSampler(src_lengths=pairs.src_lengths(),
+                                      tgt_lengths=pairs.tgt_lengths(), max_tokens=max_tokens,
+                                      shuffle=True, seed=seed)  # fmt: skip
+    batches = [collate([pairs[i] for i in indices]) for indices in sampler.batches()[:count]]
+    return [(b.src, b.src_mask, b.tgt_in, b.tgt_out) for b in batches]
 
 
 def train_seconds(model: nn.Module, forward, optimizer, batches) -> float:
