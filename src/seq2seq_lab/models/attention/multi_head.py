@@ -35,8 +35,8 @@ class AttentionOptions:
     """The ``model.attention`` config node of the Transformer.
 
     scale: divide the scores by sqrt(d_k) (False is the unscaled E5 ablation).
-    dropout: dropout on the attention weights while training (0 keeps the fused kernel's
-        deterministic path; the residual dropout of the blocks is separate).
+    dropout: dropout on the attention weights while training (0, the default, follows the
+        paper: residual and embedding dropout only, which the blocks apply separately).
     """
 
     scale: bool = True
