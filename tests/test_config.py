@@ -72,3 +72,10 @@ def test_scales_shrink_or_grow_the_model(tmp_path):
     assert smoke.model.d_model < cpu.model.d_model <= full.model.d_model
     assert full.data.source._target_.endswith("ParallelTextSource")
     assert smoke.trainer.max_steps > 0 and full.seeds == "1,2,3"
+
+
+@pytest.mark.parametrize("scale", ["smoke", "cpu"])
+def test_the_trainer_of_each_scale_builds(scale, tmp_path):
+    cfg = compose_config("train", [f"scale={scale}", "~callbacks.progress_bar"], tmp_path)
+    trainer = hydra.utils.instantiate(cfg.trainer, logger=False, enable_checkpointing=False)
+    assert trainer.max_steps == cfg.trainer.max_steps
