@@ -8,6 +8,8 @@ import hydra.utils
 import pytest
 from conftest import CONF_DIR, FAMILIES, compose_config
 
+from seq2seq_lab.config import instantiate
+
 GROUPS = ("data", "model", "optim", "schedule", "trainer", "logger", "callbacks")
 
 
@@ -77,5 +79,5 @@ def test_scales_shrink_or_grow_the_model(tmp_path):
 @pytest.mark.parametrize("scale", ["smoke", "cpu"])
 def test_the_trainer_of_each_scale_builds(scale, tmp_path):
     cfg = compose_config("train", [f"scale={scale}", "~callbacks.progress_bar"], tmp_path)
-    trainer = hydra.utils.instantiate(cfg.trainer, logger=False, enable_checkpointing=False)
+    trainer = instantiate(cfg.trainer, key="trainer", logger=False, enable_checkpointing=False)
     assert trainer.max_steps == cfg.trainer.max_steps
