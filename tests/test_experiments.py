@@ -82,3 +82,40 @@ def test_report_from_the_smoke_sweeps(sweeps, tmp_path):
     e4 = (tmp_path / "e4_norm_warmup" / "report.md").read_text()
     assert "diverged" in e4
     assert (tmp_path / "README.md").is_file()
+
+
+def test_optuna_search_with_in_memory_storage(tmp_path):
+    proc = run_cli(
+        "train",
+        "-m",
+        "hparams_search=optuna",
+        "scale=smoke",
+        "hydra.sweeper.n_trials=2",
+        "hydra.sweeper.sampler.n_startup_trials=2",
+        "~callbacks.progress_bar",
+        f"paths.cache_dir={tmp_path / 'cache'}",
+        f"hydra.sweep.dir={tmp_path / 'optuna'}",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(list((tmp_path / "optuna").glob("*/results.json"))) == 2
+    assert (tmp_path / "optuna" / "optimization_results.yaml").is_file()
+
+
+def test_joblib_launcher_runs_jobs_in_parallel_processes(tmp_path):
+    proc = run_cli(
+        "train",
+        "-m",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        "threads=1",
+        "scale=smoke",
+        "model=seq2seq,luong",
+        "~callbacks.progress_bar",
+        f"paths.cache_dir={tmp_path / 'cache'}",
+        f"hydra.sweep.dir={tmp_path / 'joblib'}",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    statuses = [
+        json.loads(p.read_text())["status"] for p in (tmp_path / "joblib").glob("*/results.json")
+    ]
+    assert statuses == ["completed", "completed"]

@@ -53,11 +53,13 @@ def test_same_seed_gives_identical_losses_and_bleu(tmp_path, cache_dir):
 
 
 def test_resume_from_an_explicit_checkpoint(tmp_path, cache_dir):
-    run(tmp_path / "a", cache_dir, "trainer.max_steps=4", "test=false")
+    run(tmp_path / "a", cache_dir, "trainer.max_steps=4", "trainer.max_epochs=20", "test=false")
     last = tmp_path / "a" / "checkpoints" / "last.ckpt"
     raw = torch.load(last, weights_only=True)  # plain containers only
     assert 0 < raw["global_step"] <= 4
-    resumed = run(tmp_path / "b", cache_dir, "trainer.max_steps=8", f"ckpt_path={last}")
+    resumed = run(
+        tmp_path / "b", cache_dir, "trainer.max_steps=8", "trainer.max_epochs=20", f"ckpt_path={last}"
+    )
     assert resumed["status"] == "completed"
     assert resumed["training"]["steps"] == 8
 
