@@ -58,7 +58,11 @@ def test_resume_from_an_explicit_checkpoint(tmp_path, cache_dir):
     raw = torch.load(last, weights_only=True)  # plain containers only
     assert 0 < raw["global_step"] <= 4
     resumed = run(
-        tmp_path / "b", cache_dir, "trainer.max_steps=8", "trainer.max_epochs=20", f"ckpt_path={last}"
+        tmp_path / "b",
+        cache_dir,
+        "trainer.max_steps=8",
+        "trainer.max_epochs=20",
+        f"ckpt_path={last}",
     )
     assert resumed["status"] == "completed"
     assert resumed["training"]["steps"] == 8
