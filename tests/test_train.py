@@ -85,3 +85,12 @@ def test_diverging_run_is_recorded_not_raised(tmp_path, cache_dir):
     on_disk = json.loads((tmp_path / "results.json").read_text())
     assert on_disk["status"] == "diverged"
     assert _losses(tmp_path)  # the loss curve is kept
+
+
+def test_wandb_logger_runs_offline_and_is_finished(tmp_path, cache_dir):
+    wandb = pytest.importorskip("wandb")
+    results = run(tmp_path, cache_dir, "logger=wandb", "trainer.max_steps=2")
+    assert results["status"] == "completed"
+    assert list((tmp_path / "wandb").glob("offline-run-*")), "no offline W&B run written"
+    assert (tmp_path / "csv" / "metrics.csv").is_file()  # CSV stays on beside W&B
+    assert wandb.run is None  # finished, so the next job of a multirun starts a fresh run
