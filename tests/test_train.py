@@ -93,4 +93,6 @@ def test_wandb_logger_runs_offline_and_is_finished(tmp_path, cache_dir):
     assert results["status"] == "completed"
     assert list((tmp_path / "wandb").glob("offline-run-*")), "no offline W&B run written"
     assert (tmp_path / "csv" / "metrics.csv").is_file()  # CSV stays on beside W&B
+    hparams = (tmp_path / "csv" / "hparams.yaml").read_text()
+    assert "data_summary." in hparams and "model._target_" in hparams  # summary + flat config
     assert wandb.run is None  # finished, so the next job of a multirun starts a fresh run

@@ -155,8 +155,9 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         trainer: L.Trainer = instantiate(
             cfg.trainer, key="trainer", callbacks=callbacks, logger=loggers or False
         )
+        logged = {**flatten(results["config"]), **flatten(results["data"], "data_summary.")}
         for logger in loggers:
-            logger.log_hyperparams(flatten(results["config"]))
+            logger.log_hyperparams(logged)
 
         started = time.perf_counter()
         trainer.fit(module, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
