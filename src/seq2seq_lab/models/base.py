@@ -284,8 +284,9 @@ class Seq2SeqModule(L.LightningModule):
         dm = self.trainer.datamodule
         out_dir = Path(self.trainer.default_root_dir) / "attention" / f"step{self.global_step:07d}"
         paths = []
+        val_sources = dm.raw_pairs("val")[0]
         for index in sorted(attention)[:n]:
-            src_ids = dm.encode_source(dm.raw_pairs("val")[0][index])
+            src_ids = dm.encode_source(val_sources[index])
             src_tokens = dm.src_tokenizer.tokens(src_ids) + ["</s>"]
             hyp_ids = self._eval["hyp_ids"][index]
             weights = attention[index][:, : len(src_tokens)].float().numpy()
