@@ -81,3 +81,14 @@ def test_the_trainer_of_each_scale_builds(scale, tmp_path):
     cfg = compose_config("train", [f"scale={scale}", "~callbacks.progress_bar"], tmp_path)
     trainer = instantiate(cfg.trainer, key="trainer", logger=False, enable_checkpointing=False)
     assert trainer.max_steps == cfg.trainer.max_steps
+
+
+@pytest.mark.parametrize(("scale", "steps"), [("smoke", 4), ("cpu", 100), ("full", 4000)])
+def test_e4_warmup_follows_the_scale(scale, steps, tmp_path):
+    cfg = compose_config("train", ["experiment=e4_norm_warmup", f"scale={scale}"], tmp_path)
+    assert cfg.schedule.warmup_steps == steps
+    # a command-line override still wins
+    cfg = compose_config(
+        "train", ["experiment=e4_norm_warmup", f"scale={scale}", "warmup_steps=7"], tmp_path
+    )
+    assert cfg.schedule.warmup_steps == 7

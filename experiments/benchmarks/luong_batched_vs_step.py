@@ -48,6 +48,12 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps per path")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--optimizer-kernel",
+        choices=["fused", "loop"],
+        default="fused",
+        help="Adam kernel: fused (what training uses in full precision) or the per-tensor loop",
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -63,7 +69,7 @@ def main() -> None:
         input_feeding=False,
         attention={"score": args.score},
     ).train()
-    optimizer = torch.optim.Adam(net.parameters(), lr=1e-4)
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-4, fused=args.optimizer_kernel == "fused")
     src, src_mask, tgt_in, tgt_out = make_batch(
         args.batch, args.src_len, args.tgt_len, args.vocab, torch.Generator().manual_seed(1)
     )
@@ -91,7 +97,7 @@ def main() -> None:
     print(
         f"Luong ({args.cell}, score={args.score}, no input feeding) training step, "
         f"B={args.batch} S={args.src_len} T={args.tgt_len} H={args.hidden} E={args.embedding} "
-        f"V={args.vocab}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
+        f"V={args.vocab}, Adam {args.optimizer_kernel}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
         f"median of {args.repeats}"
     )
     medians = {name: statistics.median(ts) for name, ts in times.items()}

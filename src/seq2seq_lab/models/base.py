@@ -32,6 +32,7 @@ from seq2seq_lab.decoding.hypotheses import Hypotheses
 from seq2seq_lab.metrics.corpus import corpus_scores
 from seq2seq_lab.metrics.length_buckets import bleu_by_length
 from seq2seq_lab.models.network import Seq2SeqNetwork
+from seq2seq_lab.optim.kernels import choose_kernel
 from seq2seq_lab.optim.schedules import lambda_scheduler
 
 DEFAULT_VAL_DECODING = {"beam_size": 1, "max_len_a": 1.5, "max_len_b": 10}
@@ -159,7 +160,10 @@ class Seq2SeqModule(L.LightningModule):
 
     # ---------------------------------------------------------------- optimiser
     def configure_optimizers(self) -> dict:
-        optimizer = instantiate(self.hparams.optimizer, key="optim", params=self.parameters())
+        precision = self.trainer.precision if self._trainer is not None else None
+        optimizer = instantiate(
+            choose_kernel(self.hparams.optimizer, precision), key="optim", params=self.parameters()
+        )
         schedule = instantiate(self.hparams.schedule, key="schedule")
         total = self.trainer.estimated_stepping_batches if self._trainer is not None else None
         total = int(total) if total is not None and math.isfinite(total) else None
