@@ -92,3 +92,24 @@ def test_e4_warmup_follows_the_scale(scale, steps, tmp_path):
         "train", ["experiment=e4_norm_warmup", f"scale={scale}", "warmup_steps=7"], tmp_path
     )
     assert cfg.schedule.warmup_steps == 7
+
+
+RECIPES = sorted(p.stem for p in (Path(CONF_DIR) / "recipe").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_every_recipe_composes_and_builds_its_callbacks(recipe, tmp_path):
+    cfg = compose_config("train", [f"recipe={recipe}"], tmp_path)
+    hydra.utils.instantiate(cfg.schedule)
+    hydra.utils.get_class(cfg.model._target_)
+    for name, conf in cfg.callbacks.items():
+        instantiate(conf, key=f"callbacks.{name}")
+
+
+def test_the_cpu_transformer_recipe_is_what_its_comment_says(tmp_path):
+    cfg = compose_config("train", ["recipe=transformer_multi30k_cpu"], tmp_path)
+    assert cfg.data.source.name == "multi30k" and cfg.data.max_tokens == 4096
+    assert (cfg.model.norm, cfg.model.heads, cfg.model.tie_embeddings) == ("pre", 4, "all")
+    assert cfg.optim.lr == 1e-3 and cfg.schedule.warmup_steps == 1000
+    assert cfg.trainer.max_time is None  # the scale's time limit is lifted
+    assert list(cfg.callbacks.wall_clock.minutes) == [10, 20, 30, 40]

@@ -11,6 +11,7 @@ import pytest
 import torch
 from conftest import FAMILIES, compose_config, tiny_overrides
 
+from seq2seq_lab.checkpoint import load_checkpoint
 from seq2seq_lab.pipeline import train
 
 pytestmark = pytest.mark.slow
@@ -31,7 +32,11 @@ def test_fast_dev_run_trains_and_tests_every_family(family, tmp_path, cache_dir)
         assert key in on_disk
     assert 0.0 <= on_disk["test"]["bleu"] <= 100.0
     assert on_disk["test"]["bleu_by_length"]
-    assert on_disk["timing"]["train_tokens_per_second"] > 0
+    timing = on_disk["timing"]
+    assert timing["train_tokens_per_second"] > 0
+    # the loop clock adds batch fetching to the step clock, so it is never shorter
+    assert timing["train_loop_seconds"] >= timing["train_step_seconds"] > 0
+    assert 0 < timing["train_loop_tokens_per_second"] <= timing["train_tokens_per_second"]
     assert (tmp_path / "hypotheses.test.txt").read_text().count("\n") == 12
 
 
@@ -96,3 +101,21 @@ def test_wandb_logger_runs_offline_and_is_finished(tmp_path, cache_dir):
     hparams = (tmp_path / "csv" / "hparams.yaml").read_text()
     assert "data_summary." in hparams and "model._target_" in hparams  # summary + flat config
     assert wandb.run is None  # finished, so the next job of a multirun starts a fresh run
+
+
+def test_wall_clock_checkpoints_save_each_mark_then_stop(tmp_path, cache_dir):
+    # marks of a few milliseconds: every one is passed within the first steps
+    results = run(
+        tmp_path,
+        cache_dir,
+        "+callbacks.wall_clock._target_=seq2seq_lab.callbacks.wall_clock.WallClockCheckpoints",
+        "+callbacks.wall_clock.minutes=[0.00001,0.00002]",
+        f"+callbacks.wall_clock.dirpath={tmp_path}/snapshots",
+        "trainer.max_epochs=50",
+        "test=false",
+    )
+    saved = sorted(p.name for p in (tmp_path / "snapshots").glob("*.ckpt"))
+    assert saved == ["minute-1e-05.ckpt", "minute-2e-05.ckpt"]
+    assert results["training"]["steps"] < 50 * 3  # stopped at the last mark, not at max_epochs
+    loaded = load_checkpoint(tmp_path / "snapshots" / saved[-1])
+    assert loaded.family == "bahdanau"

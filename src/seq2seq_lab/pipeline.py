@@ -167,6 +167,10 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             "train_step_seconds": throughput.step_seconds if throughput else None,
             "train_tokens": throughput.tokens if throughput else None,
             "train_tokens_per_second": throughput.tokens_per_second if throughput else None,
+            "train_loop_seconds": throughput.loop_seconds if throughput else None,
+            "train_loop_tokens_per_second": (
+                throughput.loop_tokens_per_second if throughput else None
+            ),
         }
         ckpt_cb = _checkpoint_callback(trainer)
         best_path = ckpt_cb.best_model_path if ckpt_cb is not None else ""

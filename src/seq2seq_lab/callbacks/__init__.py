@@ -1,1 +1,1 @@
-"""Lightning callbacks: throughput, Transformer diagnostics."""
+"""Lightning callbacks: throughput, Transformer diagnostics, wall-clock checkpoints."""

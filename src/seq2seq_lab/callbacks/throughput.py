@@ -1,7 +1,10 @@
-"""Training throughput: real target tokens per second of training-step time.
+"""Training throughput: real target tokens per second, padding not counted.
 
-Step time runs from the start of a training batch to its end (forward, backward, optimiser),
-so validation decoding and checkpointing do not dilute the figure; padding is not counted.
+Two clocks. Step time (the logged ``train/tokens_per_second``) runs from the start of a
+training batch to its end: forward, backward, optimiser. Loop time also counts fetching the
+batch (from the start of the epoch or the end of the previous batch), which is what a peer
+that logs "tokens per second" over its whole training loop measures. Neither counts
+validation decoding or checkpointing: the loop clock restarts with every training epoch.
 """
 
 from __future__ import annotations
@@ -17,7 +20,12 @@ class ThroughputMonitor(L.Callback):
         self.log_every_n_steps = log_every_n_steps
         self.tokens = 0
         self.step_seconds = 0.0
+        self.loop_seconds = 0.0
         self._started: float | None = None
+        self._previous_end: float | None = None
+
+    def on_train_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self._previous_end = time.perf_counter()
 
     def on_train_batch_start(
         self, trainer: L.Trainer, pl_module: L.LightningModule, batch: Any, batch_idx: int
@@ -34,7 +42,10 @@ class ThroughputMonitor(L.Callback):
     ) -> None:
         if self._started is None:
             return
-        self.step_seconds += time.perf_counter() - self._started
+        now = time.perf_counter()
+        self.step_seconds += now - self._started
+        self.loop_seconds += now - (self._previous_end or self._started)
+        self._previous_end = now
         self.tokens += batch.num_tgt_tokens
         every = self.log_every_n_steps or trainer.log_every_n_steps
         if trainer.global_step % max(1, every) == 0 and self.step_seconds > 0:
@@ -43,3 +54,7 @@ class ThroughputMonitor(L.Callback):
     @property
     def tokens_per_second(self) -> float:
         return self.tokens / self.step_seconds if self.step_seconds > 0 else 0.0
+
+    @property
+    def loop_tokens_per_second(self) -> float:
+        return self.tokens / self.loop_seconds if self.loop_seconds > 0 else 0.0

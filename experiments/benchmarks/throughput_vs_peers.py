@@ -1,0 +1,161 @@
+"""Training throughput on Multi30k de->en: ours vs JoeyNMT 2.3 vs a plain torch.nn.Transformer.
+
+Systems (the peer protocol of ../shared/bench/README.md; every one trains on the real
+Multi30k train split, joint BPE 8k, batches of at most 4,096 padded tokens):
+
+- ``ours-transformer``: ``python -m seq2seq_lab.train model=transformer`` at P1's shape (3+3,
+  d_model 256, 4 heads, ff 1024, dropout 0.1, pre-LN, all embeddings tied), Adam (0.9, 0.98)
+  lr 5e-4, inverse-sqrt warmup 4000, label smoothing 0.1;
+- ``joeynmt-p1``: JoeyNMT's P1 config (the same model and recipe);
+- ``torch-transformer``: torch_reference.py, a torch.nn.Transformer of that shape in a plain loop;
+- ``ours-bahdanau``: ``model=bahdanau`` at P2's shape (bi-GRU 256, GRU decoder 256,
+  embeddings 256, dropout 0.2, untied), Adam lr 5e-4 constant, no label smoothing;
+- ``joeynmt-p2``: JoeyNMT's P2 config.
+
+Every system runs as its own process for a wall-clock budget, one after another, alternating
+ours and the peers within each round (``--rounds``), so drifting load hits all of them. The
+figure is real target tokens (padding excluded) per second of the training loop: batch
+fetching, forward, backward and optimiser; not start-up, data preparation or validation
+(validation is off). For JoeyNMT it is the median of the "Tokens per Sec" it logs every
+50 updates. The table shows the median over rounds and the ratios the issue asks for.
+
+    python experiments/benchmarks/throughput_vs_peers.py --rounds 2 --out experiments/benchmarks/results
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import joeynmt_peer  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+
+COMMON = [
+    "data=multi30k",
+    "data.max_tokens=4096",
+    "++trainer.limit_val_batches=0",  # no validation inside the timed window (as the peer)
+    "++trainer.enable_checkpointing=false",
+    "trainer.max_epochs=1000",
+    "test=false",
+    "~callbacks.model_checkpoint",
+    "~callbacks.early_stopping",
+    "~callbacks.progress_bar",
+    "~callbacks.diagnostics",
+    "logger=csv",
+    "threads=2",
+]
+OURS = {
+    "ours-transformer": [
+        "model=transformer", "model.heads=4", "model.norm=pre", "model.tie_embeddings=all",
+        "model.dropout=0.1", "optim.lr=5e-4", "warmup_steps=4000", "module.label_smoothing=0.1",
+    ],
+    "ours-bahdanau": [
+        "model=bahdanau", "model.cell=gru", "model.hidden_size=256", "model.embedding_dim=256",
+        "model.dropout=0.2", "optim.lr=5e-4", "schedule=constant", "module.label_smoothing=0.0",
+    ],
+}  # fmt: skip
+PEERS = {"joeynmt-p1": "p1_transformer", "joeynmt-p2": "p2_rnn"}
+ORDER = ["ours-transformer", "joeynmt-p1", "torch-transformer", "ours-bahdanau", "joeynmt-p2"]
+
+
+def run_ours(name: str, seconds: float, root: Path, workdir: Path) -> dict:
+    run_dir = workdir / f"{name}-{time.strftime('%H%M%S')}"
+    command = [PYTHON, "-m", "seq2seq_lab.train", *COMMON, *OURS[name],
+               f"data.root={root}", f"cpu_run_minutes={seconds / 60:.4f}",
+               f"hydra.run.dir={run_dir}"]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
+                          env={**os.environ, "WANDB_MODE": "offline"})  # fmt: skip
+    results_file = run_dir / "results.json"
+    if done.returncode != 0 or not results_file.exists():
+        raise RuntimeError(f"{name} failed:\n{done.stderr[-3000:]}")
+    timing = json.loads(results_file.read_text())["timing"]
+    return {
+        "tokens_per_second": timing["train_loop_tokens_per_second"],
+        "step_tokens_per_second": timing["train_tokens_per_second"],
+        "seconds": timing["train_loop_seconds"],
+        "command": " ".join(command[1:]),
+    }
+
+
+def run_torch(seconds: float, root: Path, workdir: Path) -> dict:
+    out = workdir / f"torch-{time.strftime('%H%M%S')}.json"
+    command = [PYTHON, str(Path(__file__).with_name("torch_reference.py")), "--seconds",
+               str(seconds), "--root", str(root), "--lr", "5e-4", "--warmup", "4000",
+               "--threads", "2", "--json", str(out)]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"torch reference failed:\n{done.stderr[-3000:]}")
+    result = json.loads(out.read_text())
+    return {"tokens_per_second": result["tokens_per_second"], "seconds": result["train_seconds"],
+            "command": " ".join(command[1:])}  # fmt: skip
+
+
+def run_peer(name: str, seconds: float, work: Path) -> dict:
+    run = joeynmt_peer.train(PEERS[name], seconds=seconds, work=work)
+    return {"tokens_per_second": run.median_tokens_per_second, "windows": run.tokens_per_second,
+            "updates": run.updates, "seconds": run.seconds, "log": str(run.log)}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=joeynmt_peer.DEFAULT_DATA)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=150, help="budget of ours and torch")
+    parser.add_argument("--peer-seconds", type=float, default=300,
+                        help="budget of a JoeyNMT run (start-up included; it logs every 50 "
+                             "updates, ~110 s at P1's speed here)")  # fmt: skip
+    parser.add_argument("--systems", default=",".join(ORDER))
+    parser.add_argument("--work", type=Path, default=joeynmt_peer.DEFAULT_WORK)
+    parser.add_argument("--out", type=Path, help="write throughput.json here")
+    args = parser.parse_args()
+    systems = args.systems.split(",")
+    unknown = sorted(set(systems) - set(ORDER))
+    if unknown:
+        parser.error(f"--systems: unknown {unknown}; expected some of {ORDER}")
+    if any(s in PEERS for s in systems):
+        joeynmt_peer.setup(args.work, args.root)
+    workdir = Path(tempfile.mkdtemp(prefix="throughput-", dir=args.work))
+
+    runs: dict[str, list[dict]] = {name: [] for name in systems}
+    for r in range(args.rounds):
+        for name in systems if r % 2 == 0 else systems[::-1]:
+            if name in OURS:
+                result = run_ours(name, args.seconds, args.root, workdir)
+            elif name in PEERS:
+                result = run_peer(name, args.peer_seconds, args.work)
+            else:
+                result = run_torch(args.seconds, args.root, workdir)
+            runs[name].append(result)
+            print(f"round {r + 1} {name}: {result['tokens_per_second']:.0f} tokens/s", flush=True)
+
+    median = {n: statistics.median(x["tokens_per_second"] for x in rs) for n, rs in runs.items()}
+    ratios = {}
+    for ours, other in (("ours-transformer", "joeynmt-p1"), ("ours-transformer",
+                        "torch-transformer"), ("ours-bahdanau", "joeynmt-p2")):  # fmt: skip
+        if ours in median and other in median and median[other] > 0:
+            ratios[f"{ours} / {other}"] = median[ours] / median[other]
+    print("\nmedian target tokens/s over rounds:")
+    for name in systems:
+        print(f"  {name:18s} {median[name]:8.0f}")
+    for pair, ratio in ratios.items():
+        print(f"  {pair:40s} {ratio:5.2f}x")
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "throughput.json").write_text(json.dumps(
+            {"median_tokens_per_second": median, "ratios": ratios, "runs": runs,
+             "rounds": args.rounds, "cpu_count": os.cpu_count()}, indent=2))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
