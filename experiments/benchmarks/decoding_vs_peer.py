@@ -1,0 +1,174 @@
+"""Decoding speed on test2016: ours vs JoeyNMT 2.3, greedy and beam 5, and ours cached/uncached.
+
+The protocol's P3 (../shared/bench/README.md): 64 sentences per batch in file order, output
+limit 100 tokens, beam 5 with length penalty alpha 1.0 (GNMT's, the same formula in both).
+Each system decodes with the model it trained under the protocol's P1 recipe for the same
+training wall time (``--train-minutes``): ours with the P1 overrides of
+throughput_vs_peers.py and a wall-clock checkpoint, JoeyNMT with its P1 config stopped by
+SIGINT. Speed follows output length, so both sentences/s and generated tokens/s (subword
+tokens, EOS included) are reported; JoeyNMT's figure is its own "Generation took" (its
+batching and decoding loop, no start-up), ours times the same loop in-process.
+
+    python experiments/benchmarks/decoding_vs_peer.py --train-minutes 10 --out experiments/benchmarks/results
+    python experiments/benchmarks/decoding_vs_peer.py --ours RUN/snapshots/minute-010.ckpt \
+        --peer .cache/peer/models/p1_transformer/latest.ckpt            # reuse trained models
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import joeynmt_peer  # noqa: E402
+import throughput_vs_peers  # noqa: E402
+
+from seq2seq_lab.checkpoint import load_checkpoint  # noqa: E402
+from seq2seq_lab.data.batching import source_batch  # noqa: E402
+from seq2seq_lab.models.base import decode  # noqa: E402
+from seq2seq_lab.pipeline import build_datamodule  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+BATCH = 64
+MAX_OUTPUT = 100
+
+
+def train_ours(minutes: float, root: Path, work: Path) -> Path:
+    run_dir = work / f"ours-p1-{time.strftime('%Y%m%d-%H%M%S')}"
+    command = [
+        throughput_vs_peers.PYTHON, "-m", "seq2seq_lab.train",
+        *throughput_vs_peers.COMMON, *throughput_vs_peers.OURS["ours-transformer"],
+        f"data.root={root}", "trainer.max_time=null",
+        "+callbacks.wall_clock._target_=seq2seq_lab.callbacks.wall_clock.WallClockCheckpoints",
+        f"+callbacks.wall_clock.minutes=[{minutes:g}]",
+        f"+callbacks.wall_clock.dirpath={run_dir}/snapshots", f"hydra.run.dir={run_dir}",
+    ]  # fmt: skip
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True)
+    return run_dir / "snapshots" / f"minute-{minutes:03g}.ckpt"
+
+
+def train_peer(minutes: float, work: Path) -> Path:
+    joeynmt_peer.train("p1_transformer", seconds=minutes * 60, work=work)
+    return work / "models" / "p1_transformer" / "latest.ckpt"  # saved on SIGINT
+
+
+class Ours:
+    """Our checkpoint and test2016 sources in batches of 64 in file order."""
+
+    def __init__(self, checkpoint: Path, root: Path) -> None:
+        loaded = load_checkpoint(checkpoint)
+        self.network = loaded.module.network.eval()
+        data = dict(loaded.run_config["data"], root=str(root))
+        datamodule = build_datamodule(data)
+        datamodule.load_state_dict(loaded.datamodule_state)
+        datamodule.prepare_data()
+        datamodule.setup("test")
+        self.tokenizer = datamodule.tgt_tokenizer
+        sources, self.references = datamodule.raw_pairs("test")
+        encoded = [datamodule.encode_source(s) for s in sources]
+        self.batches = [source_batch(encoded[i : i + BATCH]) for i in range(0, len(encoded), BATCH)]
+
+    def run(self, beam: int, kv_cache: bool = True) -> dict:
+        settings = {
+            "beam_size": beam,
+            "length_penalty": 1.0,
+            "max_len_a": 0.0,
+            "max_len_b": MAX_OUTPUT + 1,
+        }  # fmt: skip  (+1: the limit counts EOS)
+        if hasattr(self.network, "kv_cache"):
+            self.network.kv_cache = kv_cache
+        generated, hypotheses = 0, []
+        start = time.perf_counter()
+        with torch.inference_mode():
+            for batch in self.batches:
+                out = decode(self.network, batch, settings)
+                for ids in out.tokens:
+                    generated += len(ids) + 1  # + EOS (or the step that hit the limit)
+                    hypotheses.append(ids)
+        seconds = time.perf_counter() - start
+        self.network.kv_cache = True
+        return _speed(seconds, len(hypotheses), generated)
+
+
+def _speed(seconds: float, sentences: int, generated: int) -> dict:
+    return {"seconds": seconds, "sentences_per_second": sentences / seconds,
+            "generated_tokens_per_second": generated / seconds,
+            "mean_output_tokens": generated / sentences}  # fmt: skip
+
+
+def peer_run(config: str, checkpoint: Path, work: Path) -> dict:
+    import sentencepiece as spm
+
+    seconds, hypotheses = joeynmt_peer.decode(config, checkpoint=checkpoint, work=work)
+    processor = spm.SentencePieceProcessor(model_file=str(work / "data" / "spm8k.model"))
+    generated = sum(len(processor.encode(h)) + 1 for h in hypotheses)
+    return _speed(seconds, len(hypotheses), generated)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=joeynmt_peer.DEFAULT_DATA)
+    parser.add_argument("--train-minutes", type=float, default=10)
+    parser.add_argument("--ours", type=Path, help="our checkpoint (skip our training)")
+    parser.add_argument("--peer", type=Path, help="JoeyNMT checkpoint (skip its training)")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--work", type=Path, default=joeynmt_peer.DEFAULT_WORK)
+    parser.add_argument("--out", type=Path, help="write decoding.json here")
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    joeynmt_peer.setup(args.work, args.root)
+    ours_ckpt = args.ours or train_ours(args.train_minutes, args.root, args.work)
+    peer_ckpt = args.peer or train_peer(args.train_minutes, args.work)
+    ours = Ours(ours_ckpt, args.root)
+
+    systems = {
+        "ours greedy": lambda: ours.run(1),
+        "joeynmt greedy": lambda: peer_run("p3_decode_greedy", peer_ckpt, args.work),
+        "ours beam 5": lambda: ours.run(5),
+        "joeynmt beam 5": lambda: peer_run("p3_decode_beam5", peer_ckpt, args.work),
+        "ours greedy, no KV cache": lambda: ours.run(1, kv_cache=False),
+    }
+    runs: dict[str, list[dict]] = {name: [] for name in systems}
+    for r in range(args.rounds):
+        for name in systems if r % 2 == 0 else list(systems)[::-1]:
+            runs[name].append(systems[name]())
+            last = runs[name][-1]
+            print(f"round {r + 1} {name}: {last['sentences_per_second']:.1f} sent/s, "
+                  f"{last['generated_tokens_per_second']:.0f} tokens/s", flush=True)  # fmt: skip
+
+    def median(name: str, key: str) -> float:
+        return statistics.median(x[key] for x in runs[name])
+
+    table = {name: {key: median(name, key) for key in runs[name][0]} for name in runs}
+    ratios = {
+        "beam 5 tokens/s, ours / joeynmt": table["ours beam 5"]["generated_tokens_per_second"]
+        / table["joeynmt beam 5"]["generated_tokens_per_second"],
+        "greedy tokens/s, ours / joeynmt": table["ours greedy"]["generated_tokens_per_second"]
+        / table["joeynmt greedy"]["generated_tokens_per_second"],
+        "greedy, cached / uncached (same outputs)": table["ours greedy, no KV cache"]["seconds"]
+        / table["ours greedy"]["seconds"],
+    }
+    print("\nmedians:")
+    for name, row in table.items():
+        print(f"  {name:26s} {row['sentences_per_second']:7.1f} sent/s "
+              f"{row['generated_tokens_per_second']:8.0f} tokens/s "
+              f"{row['mean_output_tokens']:6.1f} tokens/sentence")  # fmt: skip
+    for name, ratio in ratios.items():
+        print(f"  {name:42s} {ratio:5.2f}x")
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "decoding.json").write_text(json.dumps(
+            {"medians": table, "ratios": ratios, "runs": runs, "ours_checkpoint": str(ours_ckpt),
+             "peer_checkpoint": str(peer_ckpt)}, indent=2))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
