@@ -94,7 +94,8 @@ class Ours:
                     generated += len(ids) + 1  # + EOS (or the step that hit the limit)
                     hypotheses.append(ids)
         seconds = time.perf_counter() - start
-        self.network.kv_cache = True
+        if hasattr(self.network, "kv_cache"):
+            self.network.kv_cache = True
         return _speed(seconds, len(hypotheses), generated)
 
 

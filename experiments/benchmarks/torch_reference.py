@@ -99,7 +99,7 @@ def greedy(model: TorchTransformer, src: Tensor, src_mask: Tensor, max_len: int)
     return out
 
 
-def test_bleu(model: TorchTransformer, datamodule, max_len_a: float = 1.5, max_len_b: int = 10):
+def score_test_set(model: TorchTransformer, datamodule, max_len_a: float = 1.5, max_len_b: int = 10):
     """Greedy test BLEU (sacrebleu, detokenised, cased) and decoding speed."""
     sources, references = datamodule.raw_pairs("test")
     hypotheses = [""] * len(references)
@@ -195,7 +195,7 @@ def main() -> None:
     }
     for minute, state in snapshots.items():
         model.load_state_dict(state)
-        results["marks"][f"{minute:g}"] = test_bleu(model, datamodule)
+        results["marks"][f"{minute:g}"] = score_test_set(model, datamodule)
         print(f"minute {minute:g}: greedy test BLEU {results['marks'][f'{minute:g}']['bleu']:.2f}")
     print(f"{steps} steps in {clock:.0f} s: {results['tokens_per_second']:.0f} target tokens/s")
     if args.json:
