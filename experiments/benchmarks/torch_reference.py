@@ -99,7 +99,9 @@ def greedy(model: TorchTransformer, src: Tensor, src_mask: Tensor, max_len: int)
     return out
 
 
-def score_test_set(model: TorchTransformer, datamodule, max_len_a: float = 1.5, max_len_b: int = 10):
+def score_test_set(
+    model: TorchTransformer, datamodule, max_len_a: float = 1.5, max_len_b: int = 10
+):
     """Greedy test BLEU (sacrebleu, detokenised, cased) and decoding speed."""
     sources, references = datamodule.raw_pairs("test")
     hypotheses = [""] * len(references)
