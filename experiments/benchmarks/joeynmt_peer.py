@@ -180,9 +180,8 @@ def decode(
     without process start-up and model loading.
     """
     path = work / "configs" / f"{config}.yaml"
-    text = path.read_text().replace(
-        re.search(r'load_model: "([^"]+)"', path.read_text()).group(1), str(checkpoint)
-    )
+    template = path.read_text()
+    text = template.replace(re.search(r'load_model: "([^"]+)"', template).group(1), str(checkpoint))
     filled = work / "configs" / f"{config}.run.yaml"
     filled.write_text(text)
     output = work / "decoded" / config
