@@ -148,9 +148,12 @@ def train(
     command = [str(venv_python(work)), "-m", "joeynmt", "train", str(path), "--skip-test"]
     start = time.perf_counter()
     with log.open("w") as sink:
+        # A shell's background job starts with SIGINT ignored, and Python then never installs
+        # its KeyboardInterrupt handler: JoeyNMT would not save latest.ckpt when stopped.
         process = subprocess.Popen(
-            command, stdout=sink, stderr=subprocess.STDOUT, env=_env(threads)
-        )
+            command, stdout=sink, stderr=subprocess.STDOUT, env=_env(threads),
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )  # fmt: skip
         try:
             process.wait(timeout=seconds)
         except subprocess.TimeoutExpired:

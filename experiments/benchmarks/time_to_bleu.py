@@ -103,7 +103,10 @@ def main() -> None:
             parser.error(f"--systems: unknown {system!r}; expected ours and/or reference")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "time_to_bleu.json").write_text(json.dumps(results, indent=2))
+        # --systems ours and --systems reference may run as separate invocations: merge.
+        out_file = args.out / "time_to_bleu.json"
+        merged = json.loads(out_file.read_text()) if out_file.exists() else {}
+        out_file.write_text(json.dumps({**merged, **results}, indent=2))
 
 
 if __name__ == "__main__":
