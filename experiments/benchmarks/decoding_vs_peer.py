@@ -114,6 +114,19 @@ def peer_run(config: str, checkpoint: Path, work: Path) -> dict:
     return _speed(seconds, len(hypotheses), generated)
 
 
+def profile_ours(ours: Ours, beam: int) -> None:
+    """Where our decoding time goes: torch.profiler over the first 4 batches."""
+    from torch.profiler import ProfilerActivity, profile
+
+    ours.batches = ours.batches[:4]
+    ours.run(beam)  # warm-up
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        speed = ours.run(beam)
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=20))
+    print(f"beam {beam}: {speed['sentences_per_second']:.1f} sent/s, "
+          f"{speed['generated_tokens_per_second']:.0f} tokens/s (profiled)")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=joeynmt_peer.DEFAULT_DATA)
@@ -123,8 +136,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--work", type=Path, default=joeynmt_peer.DEFAULT_WORK)
     parser.add_argument("--out", type=Path, help="write decoding.json here")
+    parser.add_argument("--profile", type=int, metavar="BEAM",
+                        help="profile our decoding of the first 4 batches at this beam size "
+                             "(needs --ours) and exit")  # fmt: skip
     args = parser.parse_args()
     torch.set_num_threads(2)
+    if args.profile:
+        if args.ours is None:
+            parser.error("--profile needs --ours CHECKPOINT")
+        profile_ours(Ours(args.ours, args.root), args.profile)
+        return
     joeynmt_peer.setup(args.work, args.root)
     ours_ckpt = args.ours or train_ours(args.train_minutes, args.root, args.work)
     peer_ckpt = args.peer or train_peer(args.train_minutes, args.work)
