@@ -55,7 +55,7 @@ def test_eval_and_translate_compose(name, tmp_path):
 
 
 EXPERIMENTS = sorted(p.stem for p in (Path(CONF_DIR) / "experiment").glob("*.yaml"))
-SCALES = ("smoke", "cpu", "full")
+SCALES = sorted(p.stem for p in (Path(CONF_DIR) / "scale").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
@@ -76,14 +76,16 @@ def test_scales_shrink_or_grow_the_model(tmp_path):
     assert smoke.trainer.max_steps > 0 and full.seeds == "1,2,3"
 
 
-@pytest.mark.parametrize("scale", ["smoke", "cpu"])
+@pytest.mark.parametrize("scale", ["smoke", "cpu", "real_cpu"])
 def test_the_trainer_of_each_scale_builds(scale, tmp_path):
     cfg = compose_config("train", [f"scale={scale}", "~callbacks.progress_bar"], tmp_path)
     trainer = instantiate(cfg.trainer, key="trainer", logger=False, enable_checkpointing=False)
     assert trainer.max_steps == cfg.trainer.max_steps
 
 
-@pytest.mark.parametrize(("scale", "steps"), [("smoke", 4), ("cpu", 100), ("full", 4000)])
+@pytest.mark.parametrize(
+    ("scale", "steps"), [("smoke", 4), ("cpu", 100), ("real_cpu", 200), ("full", 4000)]
+)
 def test_e4_warmup_follows_the_scale(scale, steps, tmp_path):
     cfg = compose_config("train", ["experiment=e4_norm_warmup", f"scale={scale}"], tmp_path)
     assert cfg.schedule.warmup_steps == steps
@@ -92,6 +94,17 @@ def test_e4_warmup_follows_the_scale(scale, steps, tmp_path):
         "train", ["experiment=e4_norm_warmup", f"scale={scale}", "warmup_steps=7"], tmp_path
     )
     assert cfg.schedule.warmup_steps == 7
+
+
+def test_real_cpu_transformer_is_the_time_to_bleu_recipe(tmp_path):
+    """E1's Transformer at `real_cpu` is the benchmarked recipe, so issue 7's run stands for it."""
+    scale = compose_config("train", ["model=transformer", "scale=real_cpu"], tmp_path)
+    recipe = compose_config("train", ["recipe=transformer_multi30k_cpu"], tmp_path)
+    for key in ("model", "optim", "schedule", "module"):
+        assert scale[key] == recipe[key], key
+    assert scale.warmup_steps == recipe.warmup_steps
+    assert scale.data.max_tokens == recipe.data.max_tokens
+    assert scale.data.tokenizer == recipe.data.tokenizer
 
 
 RECIPES = sorted(p.stem for p in (Path(CONF_DIR) / "recipe").glob("*.yaml"))
