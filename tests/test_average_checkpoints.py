@@ -1,0 +1,89 @@
+"""Checkpoint averaging: the mean of the weights, loadable by eval, refusing mixed runs."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from seq2seq_lab.average_checkpoints import average_checkpoints, main
+from seq2seq_lab.checkpoint import DATAMODULE_KEY, load_checkpoint
+from seq2seq_lab.errors import CheckpointError
+from seq2seq_lab.models.base import Seq2SeqModule
+
+TOKENIZERS = {"src_tokenizer": {"kind": "word", "vocab": ["a", "b"]}}
+
+
+def network(hidden: int = 8) -> dict:
+    return {
+        "_target_": "seq2seq_lab.models.recurrent.bahdanau.BahdanauNetwork",
+        "src_vocab_size": 11,
+        "tgt_vocab_size": 13,
+        "hidden_size": hidden,
+        "embedding_dim": 4,
+    }
+
+
+def save(path, seed: int, *, hidden: int = 8, tokenizers=TOKENIZERS):
+    torch.manual_seed(seed)
+    module = Seq2SeqModule(
+        network=network(hidden),
+        optimizer={"_target_": "torch.optim.Adam", "lr": 1e-3},
+        schedule={"_target_": "seq2seq_lab.optim.schedules.Constant"},
+    )
+    torch.save(
+        {
+            "hyper_parameters": dict(module.hparams),
+            "state_dict": module.state_dict(),
+            DATAMODULE_KEY: tokenizers,
+            "global_step": seed,
+        },
+        path,
+    )
+    return module.state_dict()
+
+
+def test_the_average_is_the_mean_of_the_weights_and_loads(tmp_path):
+    states = [save(tmp_path / f"{i}.ckpt", seed=i) for i in range(3)]
+    averaged = average_checkpoints([tmp_path / f"{i}.ckpt" for i in range(3)])
+    for key, value in averaged["state_dict"].items():
+        expected = sum(s[key].double() for s in states) / 3
+        torch.testing.assert_close(value.double(), expected, rtol=0, atol=1e-6)
+        assert value.dtype == states[0][key].dtype
+    assert averaged[DATAMODULE_KEY] == TOKENIZERS
+    assert averaged["global_step"] == 2  # the last checkpoint's
+    assert main([*map(str, sorted(tmp_path.glob("*.ckpt"))), "--out", str(tmp_path / "a.pt")]) == 0
+    loaded = load_checkpoint(tmp_path / "a.pt")
+    assert loaded.family == "bahdanau"
+    torch.testing.assert_close(
+        loaded.module.state_dict()["network.output.weight"],
+        averaged["state_dict"]["network.output.weight"],
+    )
+
+
+def test_one_checkpoint_averages_to_itself(tmp_path):
+    state = save(tmp_path / "0.ckpt", seed=0)
+    averaged = average_checkpoints([tmp_path / "0.ckpt"])
+    for key, value in state.items():
+        assert torch.equal(averaged["state_dict"][key], value)
+
+
+def test_checkpoints_of_different_models_are_refused(tmp_path, capsys):
+    save(tmp_path / "small.ckpt", seed=0, hidden=8)
+    save(tmp_path / "large.ckpt", seed=1, hidden=16)
+    with pytest.raises(CheckpointError, match=r"large\.ckpt: its model config differs"):
+        average_checkpoints([tmp_path / "small.ckpt", tmp_path / "large.ckpt"])
+    assert main([str(tmp_path / "small.ckpt"), str(tmp_path / "large.ckpt"), "--out", "x"]) == 2
+    assert "model config differs" in capsys.readouterr().err
+
+
+def test_checkpoints_with_different_vocabularies_are_refused(tmp_path):
+    save(tmp_path / "a.ckpt", seed=0)
+    save(tmp_path / "b.ckpt", seed=1, tokenizers={"src_tokenizer": {"kind": "word"}})
+    with pytest.raises(CheckpointError, match="tokenizers differ"):
+        average_checkpoints([tmp_path / "a.ckpt", tmp_path / "b.ckpt"])
+
+
+def test_a_missing_checkpoint_is_named(tmp_path):
+    save(tmp_path / "a.ckpt", seed=0)
+    with pytest.raises(CheckpointError, match=r"nope\.ckpt: no such checkpoint"):
+        average_checkpoints([tmp_path / "a.ckpt", tmp_path / "nope.ckpt"])
