@@ -10,6 +10,8 @@
 #
 #   bash experiments/run_real_cpu.sh                 # everything (~100 min on a 2-core CPU)
 #   ONLY=e4 bash experiments/run_real_cpu.sh         # one group: e1 | e2 | e4 | long
+#   REPORT_ONLY=1 ROOT=multirun/real_cpu/<time> bash experiments/run_real_cpu.sh  # reports only
+#   ONLY=long LONG_MIN=18 LONG_MODELS="seq2seq bahdanau" bash experiments/run_real_cpu.sh
 #
 # Minutes of training per run (validation included, test excluded) are set below; with a GPU
 # use `scale=full` instead (experiments/e1_attention/README.md).
@@ -23,6 +25,7 @@ MULTI30K=${MULTI30K:-$(cd .. && pwd)/shared/data/multi30k}
 EUROPARL=${EUROPARL:-$(cd .. && pwd)/shared/data/europarl_de_en_20k}
 E1_MIN=${E1_MIN:-30} LSTM_MIN=${LSTM_MIN:-25} E2_MIN=${E2_MIN:-10} LONG_MIN=${LONG_MIN:-8}
 E4_MIN=${E4_MIN:-4}
+LONG_MODELS=${LONG_MODELS:-seq2seq bahdanau luong transformer}
 mkdir -p "$ROOT"
 
 common="scale=real_cpu threads=$(( JOBS > 1 ? 1 : 2 )) ~callbacks.progress_bar"
@@ -38,7 +41,7 @@ e4="experiment=e4_norm_warmup model.encoder_layers=6 model.d_model=128 model.d_f
   echo "e1 seq2seq|experiment=e1_attention model=seq2seq $m30k cpu_run_minutes=$LSTM_MIN"
   echo "e2 seq2seq_reverse-false|experiment=e2_reversal model=seq2seq model.reverse_source=false $m30k cpu_run_minutes=$E2_MIN"
   echo "e2 seq2seq_reverse-true|experiment=e2_reversal model=seq2seq model.reverse_source=true $m30k cpu_run_minutes=$E2_MIN"
-  for m in seq2seq bahdanau luong transformer; do
+  for m in $LONG_MODELS; do
     echo "long $m|experiment=e1_attention model=$m $long cpu_run_minutes=$LONG_MIN"
   done
   for norm in post pre; do for wu in true false; do for lr in 5e-4 1e-3; do
@@ -60,7 +63,9 @@ run_one() {  # "group name|overrides": one training run in ROOT/group/name, log 
 export -f run_one
 export PY ROOT common
 start=$(date +%s)
-tr '\n' '\0' < "$ROOT/queue.txt" | xargs -0 -P "$JOBS" -I{} bash -c 'run_one "$1"' _ {}
+if [ -z "${REPORT_ONLY:-}" ]; then  # REPORT_ONLY=1: (re)write the reports of a finished ROOT
+  tr '\n' '\0' < "$ROOT/queue.txt" | xargs -0 -P "$JOBS" -I{} bash -c 'run_one "$1"' _ {}
+fi
 end=$(date +%s)
 
 declare -A out=(
@@ -76,7 +81,7 @@ for group in e1 e2 e4 long; do
     grep "^$group " "$ROOT/queue.txt" | sed "s/^[^|]*|/command: $PY -m seq2seq_lab.train /; s/\$/ $common/"
     echo "seconds per run (training + test):"
     grep "^$group/" "$ROOT/wall_seconds.txt" | sed 's/^/  /'
-    echo "queue wall_seconds: $(( end - start ))"
+    [ -z "${REPORT_ONLY:-}" ] && echo "queue wall_seconds: $(( end - start ))"
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) x $(nproc), gpu: none"
     echo "finished: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   } > "${out[$group]}/wall_time.txt"
