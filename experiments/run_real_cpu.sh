@@ -78,7 +78,7 @@ for group in e1 e2 e4 long; do
   {
     echo "group: $group (driver: experiments/run_real_cpu.sh, runs in $ROOT/$group)"
     echo "jobs at once: $JOBS, torch threads per job: $(( JOBS > 1 ? 1 : 2 ))"
-    grep "^$group " "$ROOT/queue.txt" | sed "s/^[^|]*|/command: $PY -m seq2seq_lab.train /; s/\$/ $common/"
+    grep "^$group " "$ROOT/queue.txt" | sed "s%^[^|]*|%command: $PY -m seq2seq_lab.train %; s%\$% $common%"
     echo "seconds per run (training + test):"
     grep "^$group/" "$ROOT/wall_seconds.txt" | sed 's/^/  /'
     [ -z "${REPORT_ONLY:-}" ] && echo "queue wall_seconds: $(( end - start ))"
