@@ -1,7 +1,10 @@
-"""The optimiser kernel choice: fused in full precision, never under mixed precision."""
+"""The optimiser kernel choice: fused unless a gradient scaler runs; clipping it under bf16."""
 
+import lightning as L
+import pytest
 import torch
 
+from seq2seq_lab.models.base import Seq2SeqModule
 from seq2seq_lab.optim.kernels import choose_kernel
 
 ADAM = {"_target_": "torch.optim.Adam", "lr": 1e-3, "fused": None}
@@ -12,10 +15,62 @@ def test_full_precision_gets_the_fused_kernel():
     assert choose_kernel(ADAM, None)["fused"] is True
 
 
-def test_mixed_precision_keeps_the_library_default():
-    # Lightning refuses gradient clipping with an optimiser that unscales inside step()
-    for precision in ("bf16-mixed", "16-mixed"):
+def test_a_gradient_scaler_keeps_the_library_default():
+    # the fused kernel unscales inside step(), after clipping would have seen scaled gradients
+    for precision in ("16-mixed", "16"):
         assert "fused" not in choose_kernel(ADAM, precision)
+
+
+def test_bf16_mixed_has_no_scaler_and_gets_the_fused_kernel():
+    assert choose_kernel(ADAM, "bf16-mixed")["fused"] is True
+
+
+def _module_with_gradients(precision: str, norm: float) -> tuple[Seq2SeqModule, torch.optim.Adam]:
+    module = Seq2SeqModule(
+        network={
+            "_target_": "seq2seq_lab.models.recurrent.luong.LuongNetwork",
+            "src_vocab_size": 11,
+            "tgt_vocab_size": 13,
+            "hidden_size": 8,
+            "embedding_dim": 4,
+        },
+        optimizer=ADAM,
+        schedule={"_target_": "seq2seq_lab.optim.schedules.Constant"},
+    )
+    module.trainer = L.Trainer(accelerator="cpu", precision=precision, logger=False)
+    optimizer = module.configure_optimizers()["optimizer"]
+    params = [p for p in module.parameters() if p.requires_grad]
+    for p in params:
+        p.grad = torch.ones_like(p)
+    scale = norm / torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params]))
+    for p in params:
+        p.grad.mul_(scale)
+    return module, optimizer
+
+
+def _total_norm(module: Seq2SeqModule) -> float:
+    norms = [p.grad.norm() for p in module.parameters() if p.grad is not None]
+    return torch.linalg.vector_norm(torch.stack(norms)).item()
+
+
+@pytest.mark.parametrize("algorithm", ["norm", "value"])
+def test_bf16_mixed_clips_the_fused_optimiser_itself(algorithm):
+    module, optimizer = _module_with_gradients("bf16-mixed", norm=50.0)
+    assert optimizer.defaults["fused"] is True  # Lightning itself would refuse to clip here
+    largest = lambda: max(p.grad.abs().max().item() for p in module.parameters())  # noqa: E731
+    assert largest() > 1.0
+    module.configure_gradient_clipping(optimizer, 1.0, algorithm)
+    if algorithm == "norm":
+        assert _total_norm(module) == pytest.approx(1.0, rel=1e-4)
+    else:
+        assert largest() == pytest.approx(1.0)
+
+
+def test_full_precision_clipping_is_lightnings():
+    module, optimizer = _module_with_gradients("32-true", norm=50.0)
+    assert optimizer.defaults["fused"] is True
+    module.configure_gradient_clipping(optimizer, 1.0, "norm")
+    assert _total_norm(module) == pytest.approx(1.0, rel=1e-4)
 
 
 def test_an_explicit_choice_wins():

@@ -40,6 +40,21 @@ def test_fast_dev_run_trains_and_tests_every_family(family, tmp_path, cache_dir)
     assert (tmp_path / "hypotheses.test.txt").read_text().count("\n") == 12
 
 
+def test_bf16_mixed_trains_with_clipping_and_the_fused_optimiser(tmp_path, cache_dir):
+    # bf16 autocast runs on CPUs too (AMX/AVX512-BF16 make it faster); no gradient scaler, so
+    # the fused optimiser is kept and the module clips itself (Lightning would refuse)
+    results = run(
+        tmp_path,
+        cache_dir,
+        "++trainer.fast_dev_run=true",
+        "trainer.precision=bf16-mixed",
+        "trainer.gradient_clip_val=1.0",
+        family="luong",
+    )
+    assert results["status"] == "completed"
+    assert 0.0 <= results["test"]["bleu"] <= 100.0
+
+
 def _losses(run_dir: Path) -> list[float]:
     with open(run_dir / "csv" / "metrics.csv", encoding="utf-8") as f:
         return [float(r["train/loss"]) for r in csv.DictReader(f) if r.get("train/loss")]

@@ -32,7 +32,7 @@ from seq2seq_lab.decoding.hypotheses import Hypotheses
 from seq2seq_lab.metrics.corpus import corpus_scores
 from seq2seq_lab.metrics.length_buckets import bleu_by_length
 from seq2seq_lab.models.network import Seq2SeqNetwork
-from seq2seq_lab.optim.kernels import choose_kernel
+from seq2seq_lab.optim.kernels import choose_kernel, uses_grad_scaler
 from seq2seq_lab.optim.schedules import lambda_scheduler
 
 DEFAULT_VAL_DECODING = {"beam_size": 1, "max_len_a": 1.5, "max_len_b": 10}
@@ -159,6 +159,28 @@ class Seq2SeqModule(L.LightningModule):
                 self.log("train/grad_norm", total)
 
     # ---------------------------------------------------------------- optimiser
+    def configure_gradient_clipping(
+        self,
+        optimizer: torch.optim.Optimizer,
+        gradient_clip_val: float | None = None,
+        gradient_clip_algorithm: str | None = None,
+    ) -> None:
+        # Lightning refuses to clip for a fused optimiser under any mixed precision, because
+        # under fp16's scaler the gradients are still scaled at this point; under bf16-mixed
+        # there is no scaler, the gradients are true-scale, and clipping them here is exact
+        fused = getattr(optimizer, "_step_supports_amp_scaling", False)
+        precision = str(self.trainer.precision)
+        unscaled_mixed = precision.endswith("-mixed") and not uses_grad_scaler(precision)
+        if not (gradient_clip_val and fused and unscaled_mixed):
+            super().configure_gradient_clipping(
+                optimizer, gradient_clip_val, gradient_clip_algorithm
+            )
+            return
+        if gradient_clip_algorithm == "value":
+            torch.nn.utils.clip_grad_value_(self.parameters(), gradient_clip_val)
+        else:  # Lightning's default, "norm"
+            torch.nn.utils.clip_grad_norm_(self.parameters(), gradient_clip_val)
+
     def configure_optimizers(self) -> dict:
         precision = self.trainer.precision if self._trainer is not None else None
         optimizer = instantiate(

@@ -5,9 +5,12 @@ default only). The fused kernel computes the same update (Kingma & Ba 2015, Algo
 pass over each tensor: on this 2-core CPU an Adam step over a 6 M-parameter RNN takes 4.5 ms
 instead of 19.7 ms (experiments/benchmarks/README.md), which is 10-20 % of a training step.
 
-It is not safe under a gradient scaler: a fused optimiser unscales inside ``step()``, and
-Lightning then refuses gradient clipping. So ``fused: null`` in conf/optim/* means "fused in
-full precision, the library default otherwise"; an explicit true/false always wins.
+It is not used under a gradient scaler (``16-mixed``): a fused optimiser unscales inside
+``step()``, after Lightning would clip, so clipping would act on scaled gradients. bf16 needs no
+scaler, so ``bf16-mixed`` keeps the fused kernel and the base module clips the (true-scale)
+gradients itself (``Seq2SeqModule.configure_gradient_clipping``), because Lightning refuses to
+clip for any fused optimiser under mixed precision. So ``fused: null`` in conf/optim/* means
+"fused unless a gradient scaler runs"; an explicit true/false always wins.
 """
 
 from __future__ import annotations
@@ -28,14 +31,18 @@ def supports_fused(target: str) -> bool:
     return "fused" in inspect.signature(cls.__init__).parameters
 
 
-def choose_kernel(config: Mapping[str, Any], precision: str | None) -> dict[str, Any]:
-    """The optimiser config with ``fused`` resolved: null -> True in full precision when the
-    class supports it, else the key is dropped (the class's own default)."""
+def uses_grad_scaler(precision: str | int | None) -> bool:
+    """Whether Lightning runs a gradient scaler at this ``trainer.precision`` (fp16 AMP only)."""
+    return str(precision) in {"16-mixed", "16"}
+
+
+def choose_kernel(config: Mapping[str, Any], precision: str | int | None) -> dict[str, Any]:
+    """The optimiser config with ``fused`` resolved: null -> True when the class supports it
+    and no gradient scaler runs, else the key is dropped (the class's own default)."""
     resolved = dict(config)
     if resolved.get("fused", None) is not None:
         return resolved
     resolved.pop("fused", None)
-    full_precision = precision is None or str(precision).startswith(("32", "64"))
-    if full_precision and supports_fused(resolved["_target_"]):
+    if not uses_grad_scaler(precision) and supports_fused(resolved["_target_"]):
         resolved["fused"] = True
     return resolved
