@@ -8,7 +8,7 @@ import torch
 from seq2seq_lab.average_checkpoints import average_checkpoints, main
 from seq2seq_lab.checkpoint import DATAMODULE_KEY, load_checkpoint
 from seq2seq_lab.errors import CheckpointError
-from seq2seq_lab.models.base import Seq2SeqModule
+from seq2seq_lab.training.module import Seq2SeqModule
 
 TOKENIZERS = {"src_tokenizer": {"kind": "word", "vocab": ["a", "b"]}}
 

@@ -4,7 +4,7 @@ import lightning as L
 import pytest
 import torch
 
-from seq2seq_lab.models.base import Seq2SeqModule
+from seq2seq_lab.training.module import Seq2SeqModule
 from seq2seq_lab.optim.kernels import choose_kernel
 
 ADAM = {"_target_": "torch.optim.Adam", "lr": 1e-3, "fused": None}

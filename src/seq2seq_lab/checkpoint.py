@@ -14,7 +14,7 @@ import hydra.utils
 import torch
 
 from seq2seq_lab.errors import CheckpointError
-from seq2seq_lab.models.base import Seq2SeqModule
+from seq2seq_lab.training.module import Seq2SeqModule
 
 DATAMODULE_KEY = "TranslationDataModule"  # Lightning stores datamodule.state_dict() here
 

@@ -7,6 +7,7 @@ Every run ends with a results.json in its directory, whatever happened: "complet
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 import traceback
@@ -19,11 +20,11 @@ from omegaconf import DictConfig
 
 from seq2seq_lab.checkpoint import family_of, load_checkpoint
 from seq2seq_lab.config import instantiate, to_plain
-from seq2seq_lab.decoding.hypotheses import Hypotheses
+from seq2seq_lab.decoding import DecodingSettings, Hypotheses, decode
 from seq2seq_lab.environment import hardware, versions
 from seq2seq_lab.errors import ConfigError
-from seq2seq_lab.models.base import Seq2SeqModule, decode
 from seq2seq_lab.results import write_results
+from seq2seq_lab.training.module import Seq2SeqModule
 from seq2seq_lab.wandb_logger import finish_wandb
 
 
@@ -226,8 +227,10 @@ def _expected_family(cfg: DictConfig) -> str | None:
     return family_of(model) if "_target_" in model else None
 
 
-def _decoding_overrides(cfg: DictConfig) -> dict:
-    return {k: v for k, v in (to_plain(cfg.get("decoding")) or {}).items() if v is not None}
+def _with_decoding_overrides(cfg: DictConfig, settings: DecodingSettings) -> DecodingSettings:
+    """The checkpoint's test decoding with this command's non-null ``decoding.*`` on top."""
+    given = {k: v for k, v in (to_plain(cfg.get("decoding")) or {}).items() if v is not None}
+    return dataclasses.replace(settings, **given)
 
 
 def evaluate(cfg: DictConfig) -> dict[str, Any]:
@@ -237,7 +240,7 @@ def evaluate(cfg: DictConfig) -> dict[str, Any]:
     _set_threads(cfg)
     ckpt = load_checkpoint(cfg.ckpt_path, expected_family=_expected_family(cfg))
     module = ckpt.module
-    module.test_decoding.update(_decoding_overrides(cfg))
+    module.test_decoding = _with_decoding_overrides(cfg, module.test_decoding)
     datamodule = build_datamodule(_eval_data_config(cfg, ckpt.run_config))
     datamodule.load_state_dict(ckpt.datamodule_state)
     datamodule.prepare_data()
@@ -272,7 +275,11 @@ def evaluate(cfg: DictConfig) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- translate
 def translate_lines(
-    module: Seq2SeqModule, datamodule: Any, lines: list[str], decoding: dict, batch_size: int
+    module: Seq2SeqModule,
+    datamodule: Any,
+    lines: list[str],
+    decoding: DecodingSettings,
+    batch_size: int,
 ) -> list[str]:
     """Translate raw source sentences in order, ``batch_size`` sentences per decoder call."""
     from seq2seq_lab.data.batching import source_batch
@@ -282,7 +289,7 @@ def translate_lines(
     for start in range(0, len(lines), batch_size):
         ids = [datamodule.encode_source(line) for line in lines[start : start + batch_size]]
         batch = source_batch(ids).to(device)
-        hyps: Hypotheses = decode(module.network, batch, decoding)
+        hyps: Hypotheses = decode(module.network, batch.src, batch.src_mask, decoding)
         outputs.extend(datamodule.tgt_tokenizer.decode(t) for t in hyps.tokens)
     return outputs
 
@@ -303,7 +310,7 @@ def translate(cfg: DictConfig) -> list[str]:
     else:
         text = sys.stdin.read()
     lines = text.splitlines()
-    decoding = {**ckpt.module.test_decoding, **_decoding_overrides(cfg)}
+    decoding = _with_decoding_overrides(cfg, ckpt.module.test_decoding)
     with torch.inference_mode():
         outputs = translate_lines(ckpt.module, datamodule, lines, decoding, int(cfg.batch_size))
     rendered = "".join(o + "\n" for o in outputs)

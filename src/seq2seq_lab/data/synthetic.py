@@ -50,6 +50,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from seq2seq_lab.data.sources import SPLITS, PairSource, SourceContext, TextPairs
 from seq2seq_lab.errors import ConfigError
@@ -509,50 +510,64 @@ def _symbols(n: int) -> list[str]:
     return syllables[:n]
 
 
-def generate_corpus(
-    *,
-    task: str = "translation",
-    seed: int = 1,
-    train_pairs: int = 10_000,
-    val_pairs: int = 500,
-    test_pairs: int = 1_000,
-    min_words: int = 3,
-    train_max_words: int = 25,
-    test_max_words: int = 50,
-    nouns: int = 80,
-    verbs: int = 50,
-    adjectives: int = 40,
-    symbols: int = 20,
-) -> SyntheticCorpus:
-    """Generate the three splits of a synthetic task (see the module docstring).
+@dataclass(frozen=True, kw_only=True)
+class SyntheticTask:
+    """The settings of a synthetic corpus: ``data.source.*``, whose one home is
+    conf/data/synthetic.yaml (no defaults here).
 
     Source lengths are drawn uniformly from ``[min_words, train_max_words]`` for train and val
     and from ``[min_words, test_max_words]`` for test. ``nouns``/``verbs``/``adjectives`` size
     the translation lexicon; ``symbols`` is the vocabulary of ``copy`` and ``reverse``.
     """
-    if task not in TASKS:
-        raise ConfigError(f"data.source.task={task}: expected one of {', '.join(TASKS)}")
-    if min_words < (3 if task == "translation" else 1):
-        raise ConfigError(f"data.source.min_words={min_words}: the shortest sentence has 3 words")
-    if not min_words <= train_max_words <= test_max_words:
-        raise ConfigError(
-            f"data.source: expected min_words <= train_max_words <= test_max_words, got "
-            f"{min_words}, {train_max_words}, {test_max_words}"
-        )
-    for key, n in (
-        ("train_pairs", train_pairs),
-        ("val_pairs", val_pairs),
-        ("test_pairs", test_pairs),
-    ):
-        if n < 1:
-            raise ConfigError(f"data.source.{key}={n}: expected at least 1")
-    rng = random.Random(seed)
+
+    task: str
+    seed: int
+    train_pairs: int
+    val_pairs: int
+    test_pairs: int
+    min_words: int
+    train_max_words: int
+    test_max_words: int
+    nouns: int
+    verbs: int
+    adjectives: int
+    symbols: int
+
+    def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise ConfigError(f"data.source.task={self.task}: expected one of {', '.join(TASKS)}")
+        if self.min_words < (3 if self.task == "translation" else 1):
+            raise ConfigError(
+                f"data.source.min_words={self.min_words}: the shortest sentence has 3 words"
+            )
+        if not self.min_words <= self.train_max_words <= self.test_max_words:
+            raise ConfigError(
+                f"data.source: expected min_words <= train_max_words <= test_max_words, got "
+                f"{self.min_words}, {self.train_max_words}, {self.test_max_words}"
+            )
+        for key in ("train_pairs", "val_pairs", "test_pairs"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"data.source.{key}={getattr(self, key)}: expected at least 1")
+
+
+def generate_corpus(settings: SyntheticTask) -> SyntheticCorpus:
+    """Generate the three splits of a synthetic task (see the module docstring)."""
+    task, min_words = settings.task, settings.min_words
+    train_max_words, test_max_words = settings.train_max_words, settings.test_max_words
+    train_pairs, val_pairs, test_pairs = (
+        settings.train_pairs,
+        settings.val_pairs,
+        settings.test_pairs,
+    )
+    rng = random.Random(settings.seed)
     lexicon = None
     if task == "translation":
-        lexicon = Lexicon(rng, nouns=nouns, verbs=verbs, adjectives=adjectives)
+        lexicon = Lexicon(
+            rng, nouns=settings.nouns, verbs=settings.verbs, adjectives=settings.adjectives
+        )
         make = lambda n: _Derivation(rng, lexicon).sentence(n)  # noqa: E731
     else:
-        vocab = _symbols(symbols)
+        vocab = _symbols(settings.symbols)
 
         def make(n: int) -> SyntheticPair:
             words = [rng.choice(vocab) for _ in range(n)]
@@ -596,43 +611,17 @@ class SyntheticSource(PairSource):
 
     LANGS = ("src", "tgt")
 
-    def __init__(
-        self,
-        *,
-        task: str = "translation",
-        seed: int = 1,
-        train_pairs: int = 10_000,
-        val_pairs: int = 500,
-        test_pairs: int = 1_000,
-        min_words: int = 3,
-        train_max_words: int = 25,
-        test_max_words: int = 50,
-        nouns: int = 80,
-        verbs: int = 50,
-        adjectives: int = 40,
-        symbols: int = 20,
-    ) -> None:
-        self.settings = dict(
-            task=task,
-            seed=seed,
-            train_pairs=train_pairs,
-            val_pairs=val_pairs,
-            test_pairs=test_pairs,
-            min_words=min_words,
-            train_max_words=train_max_words,
-            test_max_words=test_max_words,
-            nouns=nouns,
-            verbs=verbs,
-            adjectives=adjectives,
-            symbols=symbols,
-        )
+    def __init__(self, **settings: Any) -> None:
+        """``settings``: the fields of :class:`SyntheticTask`."""
+        self.settings = SyntheticTask(**settings)
+        task = self.settings.task
         self.name = "synthetic" if task == "translation" else task
 
     def describe(self) -> str:
         s = self.settings
         return (
-            f"synthetic {s['task']} task (seed {s['seed']}; train/val up to "
-            f"{s['train_max_words']} words, test up to {s['test_max_words']})"
+            f"synthetic {s.task} task (seed {s.seed}; train/val up to "
+            f"{s.train_max_words} words, test up to {s.test_max_words})"
         )
 
     def load(self, context: SourceContext) -> dict[str, TextPairs]:
@@ -641,7 +630,7 @@ class SyntheticSource(PairSource):
                 raise ConfigError(
                     f"data.{key}={lang}: the synthetic task's languages are 'src' and 'tgt'"
                 )
-        corpus = generate_corpus(**self.settings)
+        corpus = generate_corpus(self.settings)
         flip = context.src_lang == "tgt"
         out: dict[str, TextPairs] = {}
         for split in SPLITS:

@@ -45,13 +45,14 @@ class Seq2SeqNetwork(nn.Module, ABC):
     Subclasses set ``family`` (the name used by ``model=...`` and checked when a checkpoint is
     loaded) and take the vocabulary sizes as keyword arguments: sizes flow from the data.
     ``teacher_forcing_ratio`` < 1 makes training steps feed the model's own predictions
-    part of the time (the default, 1.0, is pure teacher forcing).
+    part of the time (1.0 is pure teacher forcing). Constructors have no defaults: every
+    option's one home is its family's file in ``conf/model/``.
     """
 
     family: ClassVar[str]
 
     def __init__(
-        self, *, src_vocab_size: int, tgt_vocab_size: int, teacher_forcing_ratio: float = 1.0
+        self, *, src_vocab_size: int, tgt_vocab_size: int, teacher_forcing_ratio: float
     ) -> None:
         super().__init__()
         if not 0.0 <= teacher_forcing_ratio <= 1.0:

@@ -35,12 +35,13 @@ class AttentionOptions:
     """The ``model.attention`` config node of the Transformer.
 
     scale: divide the scores by sqrt(d_k) (False is the unscaled E5 ablation).
-    dropout: dropout on the attention weights while training (0, the default, follows the
-        paper: residual and embedding dropout only, which the blocks apply separately).
+    dropout: dropout on the attention weights while training (0 follows the paper: residual
+        and embedding dropout only, which the blocks apply separately).
+    The values live in conf/model/transformer.yaml.
     """
 
-    scale: bool = True
-    dropout: float = 0.0
+    scale: bool
+    dropout: float
 
 
 @dataclasses.dataclass

@@ -2,8 +2,8 @@
 
 The config gives plain keys (``model.attention.form=concat``, ``model.attention.score=dot``,
 ``model.attention.window=local_p``) so a scalar override on the command line is all it takes;
-the sizes come from the network. Unknown keys and values raise a ConfigError listing the valid
-ones.
+the sizes come from the network. The values live in conf/model/{bahdanau,luong}.yaml; missing
+or unknown keys and unknown values raise a ConfigError listing the valid ones.
 """
 
 from __future__ import annotations
@@ -24,12 +24,11 @@ from seq2seq_lab.models.attention.multiplicative import (
     GeneralAttention,
     LocationAttention,
 )
-from seq2seq_lab.models.recurrent.choices import choose, with_defaults
+from seq2seq_lab.models.recurrent.choices import choose, with_keys
 
-# Defaults of model.attention; conf/model/{bahdanau,luong}.yaml spell out the same values (a
-# test keeps them equal).
-BAHDANAU_ATTENTION = {"form": "separate"}
-LUONG_ATTENTION = {"score": "general", "window": "global", "window_size": 5, "max_positions": 128}
+# The keys of model.attention for each family
+BAHDANAU_ATTENTION = ("form",)
+LUONG_ATTENTION = ("score", "window", "window_size", "max_positions")
 
 # builder(query_size Dq, key_size Dk, options) -> scorer
 Builder = Callable[[int, int, Mapping[str, Any]], AttentionScorer]
@@ -60,21 +59,21 @@ WINDOWS: dict[str, Callable[[AttentionScorer, int, Mapping[str, Any]], Attention
 
 
 def bahdanau_attention(
-    spec: Mapping[str, Any] | None, *, query_size: int, key_size: int
+    spec: Mapping[str, Any], *, query_size: int, key_size: int
 ) -> AttentionScorer:
     """``model.attention.form``: concat | separate | feedforward (attention width = Dq)."""
-    options = with_defaults("model.attention", spec, BAHDANAU_ATTENTION)
+    options = with_keys("model.attention", spec, BAHDANAU_ATTENTION)
     build = choose("model.attention.form", options["form"], ADDITIVE_FORMS)
     return build(query_size, key_size, options)
 
 
 def luong_attention(
-    spec: Mapping[str, Any] | None, *, query_size: int, key_size: int
+    spec: Mapping[str, Any], *, query_size: int, key_size: int
 ) -> AttentionScorer:
     """``model.attention.score``: dot | general | concat | location;
     ``model.attention.window``: global | local_m | local_p, with half-width ``window_size``;
     ``max_positions``: rows of the location score's W_a."""
-    options = with_defaults("model.attention", spec, LUONG_ATTENTION)
+    options = with_keys("model.attention", spec, LUONG_ATTENTION)
     build = choose("model.attention.score", options["score"], LUONG_SCORES)
     wrap = choose("model.attention.window", options["window"], WINDOWS)
     if options["score"] == "dot" and query_size != key_size:

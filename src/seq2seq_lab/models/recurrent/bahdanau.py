@@ -17,7 +17,6 @@ from torch import Tensor, nn
 from seq2seq_lab.models.network import ForwardOutput, StepOutput
 from seq2seq_lab.models.recurrent.attention_specs import bahdanau_attention
 from seq2seq_lab.models.recurrent.base import RecurrentNetwork
-from seq2seq_lab.models.recurrent.choices import make_rnn
 from seq2seq_lab.models.recurrent.state import AttentionDecoderState, RNNMemory, top_layer
 
 
@@ -38,50 +37,13 @@ class BahdanauNetwork(RecurrentNetwork):
 
     family = "bahdanau"
 
-    def __init__(
-        self,
-        *,
-        src_vocab_size: int,
-        tgt_vocab_size: int,
-        teacher_forcing_ratio: float = 1.0,
-        cell: str = "gru",
-        num_layers: int = 1,
-        encoder_num_layers: int | None = None,
-        hidden_size: int = 256,
-        embedding_dim: int = 128,
-        dropout: float = 0.2,
-        bidirectional: bool = True,
-        reverse_source: bool = False,
-        bridge: str = "bridge",
-        tie_embeddings: bool = False,
-        attention: Mapping[str, Any] | None = None,
-    ) -> None:
-        super().__init__(
-            src_vocab_size=src_vocab_size,
-            tgt_vocab_size=tgt_vocab_size,
-            teacher_forcing_ratio=teacher_forcing_ratio,
-            cell=cell,
-            num_layers=num_layers,
-            encoder_num_layers=encoder_num_layers,
-            hidden_size=hidden_size,
-            embedding_dim=embedding_dim,
-            dropout=dropout,
-            bidirectional=bidirectional,
-            reverse_source=reverse_source,
-            bridge=bridge,
-            tie_embeddings=tie_embeddings,
-        )
-        self.attention = bahdanau_attention(
-            attention, query_size=hidden_size, key_size=self.memory_size
-        )
-        self.decoder_rnn = make_rnn(
-            cell=cell,
-            input_size=embedding_dim + self.memory_size,  # [E y_{t-1} ; c_t]
-            hidden_size=hidden_size,
-            num_layers=num_layers,
-            dropout=dropout,
-        )
-        self.readout = nn.Linear(hidden_size + self.memory_size + embedding_dim, hidden_size)
+    def __init__(self, *, attention: Mapping[str, Any], **options: Any) -> None:
+        """``attention``: ``model.attention.form``; ``options``: see :class:`RecurrentNetwork`."""
+        super().__init__(**options)
+        H, E = self.hidden_size, self.embedding_dim
+        self.attention = bahdanau_attention(attention, query_size=H, key_size=self.memory_size)
+        self.decoder_rnn = self.make_decoder_rnn(E + self.memory_size)  # [E y_{t-1} ; c_t]
+        self.readout = nn.Linear(H + self.memory_size + E, H)
 
     def init_state(self, memory: RNNMemory) -> AttentionDecoderState:
         return AttentionDecoderState(

@@ -15,7 +15,7 @@ from seq2seq_lab.data.specials import PAD_ID
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.models.recurrent.bridge import BRIDGES
-from seq2seq_lab.models.recurrent.choices import choose
+from seq2seq_lab.models.recurrent.choices import choose, make_rnn
 from seq2seq_lab.models.recurrent.encoder import RNNEncoder
 from seq2seq_lab.models.recurrent.state import RNNHidden, RNNMemory
 
@@ -33,7 +33,9 @@ class RecurrentNetwork(Seq2SeqNetwork):
     - ``tie_embeddings``: the output layer reuses the target embedding matrix, logits = E o_t
       (Press & Wolf 2017); the decoder's output features are H wide, so it needs H == E.
 
-    Subclasses build ``self.decoder_rnn`` (their input width differs) and the decoder methods.
+    Subclasses take these options as ``**options`` (their own come first in their signature),
+    build ``self.decoder_rnn`` (their input width differs) and the decoder methods. The values
+    live once, in ``conf/model/_recurrent.yaml`` and each family's ``conf/model/<name>.yaml``.
     """
 
     def __init__(
@@ -77,6 +79,7 @@ class RecurrentNetwork(Seq2SeqNetwork):
             )
         self.cell = cell
         self.hidden_size = hidden_size
+        self.embedding_dim = embedding_dim
         self.num_layers = num_layers
 
         self.encoder = RNNEncoder(
@@ -118,3 +121,13 @@ class RecurrentNetwork(Seq2SeqNetwork):
     def output_logits(self, features: Tensor) -> Tensor:
         """Decoder output features [..., H] -> logits [..., V] (dropout, then W_y)."""
         return self.output(self.dropout(features))
+
+    def make_decoder_rnn(self, input_size: int) -> nn.RNNBase:
+        """The decoder RNN (cell, width, depth and dropout of the options) on ``input_size``."""
+        return make_rnn(
+            cell=self.cell,
+            input_size=input_size,
+            hidden_size=self.hidden_size,
+            num_layers=self.num_layers,
+            dropout=self.dropout.p,
+        )

@@ -25,15 +25,16 @@ def choose(key: str, value: Any, options: Mapping[str, T]) -> T:
     return options[value]
 
 
-def with_defaults(key: str, spec: Mapping[str, Any] | None, defaults: Mapping[str, Any]) -> dict:
-    """``defaults`` updated by ``spec``; a key not in ``defaults`` is a ConfigError."""
-    spec = dict(spec or {})
-    unknown = sorted(set(spec) - set(defaults))
+def with_keys(key: str, spec: Mapping[str, Any], keys: tuple[str, ...]) -> dict:
+    """``spec`` as a dict holding exactly ``keys``; a missing or unknown key is a ConfigError
+    (the values live in the config: conf/model/*.yaml)."""
+    unknown = sorted(set(spec) - set(keys))
     if unknown:
-        raise ConfigError(
-            f"{key}.{unknown[0]} is not a valid key; expected some of: {', '.join(defaults)}"
-        )
-    return {**defaults, **spec}
+        raise ConfigError(f"{key}.{unknown[0]} is not a valid key; expected: {', '.join(keys)}")
+    missing = [k for k in keys if k not in spec]
+    if missing:
+        raise ConfigError(f"{key}.{missing[0]} is missing; expected: {', '.join(keys)}")
+    return dict(spec)
 
 
 def make_rnn(

@@ -16,7 +16,6 @@ from torch import Tensor, nn
 from seq2seq_lab.models.network import ForwardOutput, StepOutput
 from seq2seq_lab.models.recurrent.attention_specs import luong_attention
 from seq2seq_lab.models.recurrent.base import RecurrentNetwork
-from seq2seq_lab.models.recurrent.choices import make_rnn
 from seq2seq_lab.models.recurrent.state import AttentionDecoderState, RNNMemory
 
 
@@ -40,51 +39,16 @@ class LuongNetwork(RecurrentNetwork):
     family = "luong"
 
     def __init__(
-        self,
-        *,
-        src_vocab_size: int,
-        tgt_vocab_size: int,
-        teacher_forcing_ratio: float = 1.0,
-        cell: str = "lstm",
-        num_layers: int = 1,
-        encoder_num_layers: int | None = None,
-        hidden_size: int = 256,
-        embedding_dim: int = 128,
-        dropout: float = 0.2,
-        bidirectional: bool = False,
-        reverse_source: bool = False,
-        bridge: str = "bridge",
-        tie_embeddings: bool = False,
-        input_feeding: bool = True,
-        attention: Mapping[str, Any] | None = None,
+        self, *, input_feeding: bool, attention: Mapping[str, Any], **options: Any
     ) -> None:
-        super().__init__(
-            src_vocab_size=src_vocab_size,
-            tgt_vocab_size=tgt_vocab_size,
-            teacher_forcing_ratio=teacher_forcing_ratio,
-            cell=cell,
-            num_layers=num_layers,
-            encoder_num_layers=encoder_num_layers,
-            hidden_size=hidden_size,
-            embedding_dim=embedding_dim,
-            dropout=dropout,
-            bidirectional=bidirectional,
-            reverse_source=reverse_source,
-            bridge=bridge,
-            tie_embeddings=tie_embeddings,
-        )
-        self.attention = luong_attention(
-            attention, query_size=hidden_size, key_size=self.memory_size
-        )
+        """``input_feeding``, ``attention`` (score, window, window_size, max_positions): see
+        above; ``options``: see :class:`RecurrentNetwork`."""
+        super().__init__(**options)
+        H, E = self.hidden_size, self.embedding_dim
+        self.attention = luong_attention(attention, query_size=H, key_size=self.memory_size)
         self.input_feeding = input_feeding
-        self.decoder_rnn = make_rnn(
-            cell=cell,
-            input_size=embedding_dim + (hidden_size if input_feeding else 0),
-            hidden_size=hidden_size,
-            num_layers=num_layers,
-            dropout=dropout,
-        )
-        self.combine = nn.Linear(self.memory_size + hidden_size, hidden_size, bias=False)  # W_c
+        self.decoder_rnn = self.make_decoder_rnn(E + (H if input_feeding else 0))
+        self.combine = nn.Linear(self.memory_size + H, H, bias=False)  # W_c
 
     def init_state(self, memory: RNNMemory) -> AttentionDecoderState:
         hidden = self.initial_hidden(memory)

@@ -6,11 +6,12 @@ Shapes: B batch, T target length, E embedding width, H hidden width, V target vo
 
 from __future__ import annotations
 
+from typing import Any
+
 from torch import Tensor
 
 from seq2seq_lab.models.network import ForwardOutput, StepOutput
 from seq2seq_lab.models.recurrent.base import RecurrentNetwork
-from seq2seq_lab.models.recurrent.choices import make_rnn
 from seq2seq_lab.models.recurrent.state import RNNDecoderState, RNNMemory
 
 
@@ -27,45 +28,9 @@ class PlainSeq2SeqNetwork(RecurrentNetwork):
 
     family = "seq2seq"
 
-    def __init__(
-        self,
-        *,
-        src_vocab_size: int,
-        tgt_vocab_size: int,
-        teacher_forcing_ratio: float = 1.0,
-        cell: str = "lstm",
-        num_layers: int = 2,
-        encoder_num_layers: int | None = None,
-        hidden_size: int = 256,
-        embedding_dim: int = 128,
-        dropout: float = 0.2,
-        bidirectional: bool = False,
-        reverse_source: bool = True,
-        bridge: str = "last",
-        tie_embeddings: bool = False,
-    ) -> None:
-        super().__init__(
-            src_vocab_size=src_vocab_size,
-            tgt_vocab_size=tgt_vocab_size,
-            teacher_forcing_ratio=teacher_forcing_ratio,
-            cell=cell,
-            num_layers=num_layers,
-            encoder_num_layers=encoder_num_layers,
-            hidden_size=hidden_size,
-            embedding_dim=embedding_dim,
-            dropout=dropout,
-            bidirectional=bidirectional,
-            reverse_source=reverse_source,
-            bridge=bridge,
-            tie_embeddings=tie_embeddings,
-        )
-        self.decoder_rnn = make_rnn(
-            cell=cell,
-            input_size=embedding_dim,
-            hidden_size=hidden_size,
-            num_layers=num_layers,
-            dropout=dropout,
-        )
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.decoder_rnn = self.make_decoder_rnn(self.embedding_dim)
 
     def init_state(self, memory: RNNMemory) -> RNNDecoderState:
         return RNNDecoderState(hidden=self.initial_hidden(memory))

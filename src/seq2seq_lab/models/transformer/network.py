@@ -64,7 +64,8 @@ class _DecoderOutput(NamedTuple):
 class TransformerNetwork(Seq2SeqNetwork):
     """Encoder-decoder Transformer with post-LN or pre-LN blocks (``model=transformer``).
 
-    Args (all keyword-only; the config keys are ``model.<name>``):
+    Args (all keyword-only, no defaults: their one home is ``conf/model/transformer.yaml``,
+    the config keys are ``model.<name>``):
         d_model, heads, d_ff: widths (d_k = d_v = d_model / heads).
         encoder_layers, decoder_layers: N of each stack.
         dropout: residual and embedding dropout.
@@ -77,8 +78,7 @@ class TransformerNetwork(Seq2SeqNetwork):
         ffn_activation: ``relu`` | ``silu`` | ``gelu``.
         tie_embeddings: ``none``; ``decoder`` (target embeddings = output projection);
             ``all`` (source embeddings too; needs one joint vocabulary).
-        attention: ``scale`` (divide by sqrt(d_k)) and attention-weight ``dropout``
-            (default ``AttentionOptions()``: scaled, no dropout).
+        attention: ``scale`` (divide by sqrt(d_k)) and attention-weight ``dropout``.
         kv_cache: incremental decoding with key/value caches (False reruns the whole prefix).
 
     ``step`` returns the last decoder layer's cross-attention averaged over its heads: the layer
@@ -92,21 +92,21 @@ class TransformerNetwork(Seq2SeqNetwork):
         *,
         src_vocab_size: int,
         tgt_vocab_size: int,
-        d_model: int = 256,
-        heads: int = 4,
-        d_ff: int = 1024,
-        encoder_layers: int = 3,
-        decoder_layers: int = 3,
-        dropout: float = 0.1,
-        norm: str = "pre",
-        positions: str = "sinusoidal",
-        max_positions: int = 1024,
-        max_relative_position: int = 16,
-        ffn_activation: str = "relu",
-        tie_embeddings: str = "none",
-        attention: AttentionOptions | None = None,
-        kv_cache: bool = True,
-        teacher_forcing_ratio: float = 1.0,
+        d_model: int,
+        heads: int,
+        d_ff: int,
+        encoder_layers: int,
+        decoder_layers: int,
+        dropout: float,
+        norm: str,
+        positions: str,
+        max_positions: int,
+        max_relative_position: int,
+        ffn_activation: str,
+        tie_embeddings: str,
+        attention: AttentionOptions,
+        kv_cache: bool,
+        teacher_forcing_ratio: float,
     ) -> None:
         super().__init__(
             src_vocab_size=src_vocab_size,
@@ -133,7 +133,6 @@ class TransformerNetwork(Seq2SeqNetwork):
         self.norm, self.positions = norm, positions
         self.kv_cache = kv_cache
         residual = residual_class(norm)
-        attention = attention if attention is not None else AttentionOptions()
         block_args = dict(
             d_model=d_model,
             heads=heads,

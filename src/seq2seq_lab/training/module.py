@@ -2,13 +2,14 @@
 
 It owns everything that is not the network's forward pass: the loss (teacher-forced cross
 entropy with label smoothing, padding ignored), perplexity, decoding the validation and test
-sets with the shared decoders, sacrebleu scores, the optimiser and its step-wise schedule,
-gradient-norm logging, divergence detection and attention plots. A comparison therefore
-differs only in ``network``.
+sets with the shared decoders (``seq2seq_lab.decoding``), sacrebleu scores, the optimiser and
+its step-wise schedule, gradient-norm logging, the divergence rule and attention plots. A
+comparison therefore differs only in ``network``; the networks themselves import no Lightning.
 
 Every constructor argument is a plain container (dicts of str/int/float/bool/list), so
 checkpoints load under ``torch.load(weights_only=True)`` and ``load_from_checkpoint`` rebuilds
-the network from ``network["_target_"]`` with no other input.
+the network from ``network["_target_"]`` with no other input. The arguments have no defaults:
+their one home is the ``module:`` section of ``conf/train.yaml``.
 """
 
 from __future__ import annotations
@@ -26,29 +27,13 @@ from torch import Tensor
 from seq2seq_lab.config import instantiate
 from seq2seq_lab.data.batch import Batch
 from seq2seq_lab.data.specials import PAD_ID
-from seq2seq_lab.decoding.beam import beam_search
-from seq2seq_lab.decoding.greedy import greedy_search
-from seq2seq_lab.decoding.hypotheses import Hypotheses
+from seq2seq_lab.decoding import DecodingSettings, decode
 from seq2seq_lab.metrics.corpus import corpus_scores
 from seq2seq_lab.metrics.length_buckets import bleu_by_length
 from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.optim.kernels import choose_kernel, uses_grad_scaler
 from seq2seq_lab.optim.schedules import lambda_scheduler
-
-DEFAULT_VAL_DECODING = {"beam_size": 1, "max_len_a": 1.5, "max_len_b": 10}
-DEFAULT_TEST_DECODING = {"beam_size": 5, "length_penalty": 1.0, "max_len_a": 1.5, "max_len_b": 10}
-
-
-def decode(network: Seq2SeqNetwork, batch: Batch, settings: dict, **kwargs: Any) -> Hypotheses:
-    """Greedy search for beam_size 1, beam search otherwise (settings: the decoding config)."""
-    settings = dict(settings)
-    beam_size = settings.pop("beam_size", 1)
-    if beam_size == 1:
-        settings.pop("length_penalty", None)  # no effect on a single hypothesis
-        return greedy_search(network, batch.src, batch.src_mask, **settings, **kwargs)
-    return beam_search(
-        network, batch.src, batch.src_mask, beam_size=beam_size, **settings, **kwargs
-    )
+from seq2seq_lab.training.divergence import DivergenceRule
 
 
 class Seq2SeqModule(L.LightningModule):
@@ -64,11 +49,10 @@ class Seq2SeqModule(L.LightningModule):
         optimizer: constructor config of a ``torch.optim`` optimiser, without ``params``.
         schedule: constructor config of a schedule from ``seq2seq_lab.optim.schedules``.
         label_smoothing: epsilon of the smoothed target distribution.
-        val_decoding / test_decoding: decoder settings (beam_size, length_penalty, max_len_a,
-            max_len_b, min_len).
-        divergence: ``max_loss_ratio`` and ``patience``: the run is declared diverged when the
-            loss is not finite, or stays above max_loss_ratio x the first step's loss for
-            ``patience`` consecutive steps.
+        val_decoding / test_decoding: decoder settings, the fields of
+            :class:`~seq2seq_lab.decoding.DecodingSettings` (beam_size; the others default there).
+        divergence: ``max_loss_ratio`` and ``patience`` of the
+            :class:`~seq2seq_lab.training.divergence.DivergenceRule`.
         attention_plots: how many fixed validation sentences get an attention heatmap.
         run_config: the whole resolved run config, kept for eval/translate (not used here).
     """
@@ -79,12 +63,12 @@ class Seq2SeqModule(L.LightningModule):
         network: dict,
         optimizer: dict,
         schedule: dict,
-        label_smoothing: float = 0.1,
-        val_decoding: dict | None = None,
-        test_decoding: dict | None = None,
-        divergence: dict | None = None,
-        attention_plots: int = 2,
-        samples_to_log: int = 5,
+        label_smoothing: float,
+        val_decoding: dict,
+        test_decoding: dict,
+        divergence: dict,
+        attention_plots: int,
+        samples_to_log: int,
         run_config: dict | None = None,
     ) -> None:
         super().__init__()
@@ -92,13 +76,11 @@ class Seq2SeqModule(L.LightningModule):
             raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing}")
         self.save_hyperparameters()
         self.network: Seq2SeqNetwork = instantiate(network, key="model")
-        self.val_decoding = dict(val_decoding or DEFAULT_VAL_DECODING)
-        self.test_decoding = dict(test_decoding or DEFAULT_TEST_DECODING)
-        self.divergence = {"max_loss_ratio": 3.0, "patience": 50, **(divergence or {})}
+        self.val_decoding = DecodingSettings.from_config(val_decoding, "module.val_decoding")
+        self.test_decoding = DecodingSettings.from_config(test_decoding, "module.test_decoding")
+        self.divergence = DivergenceRule(**divergence)
         self.diverged: str | None = None  # why, once detected
         self.test_results: dict[str, Any] = {}
-        self._first_loss: float | None = None
-        self._loss_high_for = 0
         self._eval: dict[str, Any] = {}
 
     @property
@@ -129,28 +111,13 @@ class Seq2SeqModule(L.LightningModule):
     def training_step(self, batch: Batch, batch_idx: int) -> Tensor | None:
         loss_sum, nll_sum, n_tokens = self.loss_terms(batch)
         loss = loss_sum / n_tokens
-        if self._check_divergence(loss.detach()):
+        self.diverged = self.divergence.check(float(loss.detach()), self.global_step)
+        if self.diverged:
             self.trainer.should_stop = True
             return None  # skip the update: weights stay as they were before the blow-up
         self.log("train/loss", loss, prog_bar=True, batch_size=int(n_tokens))
         self.log("train/ppl", torch.exp(nll_sum / n_tokens), batch_size=int(n_tokens))
         return loss
-
-    def _check_divergence(self, loss: Tensor) -> bool:
-        value = float(loss)
-        if not math.isfinite(value):
-            self.diverged = f"non-finite loss ({value}) at step {self.global_step}"
-        else:
-            if self._first_loss is None:
-                self._first_loss = value
-            limit = self.divergence["max_loss_ratio"] * self._first_loss
-            self._loss_high_for = self._loss_high_for + 1 if value > limit else 0
-            if self._loss_high_for >= self.divergence["patience"]:
-                self.diverged = (
-                    f"loss {value:.3g} above {limit:.3g} for {self._loss_high_for} steps "
-                    f"(step {self.global_step})"
-                )
-        return self.diverged is not None
 
     def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
         if self.global_step % max(1, self.trainer.log_every_n_steps) == 0:
@@ -208,13 +175,17 @@ class Seq2SeqModule(L.LightningModule):
     def on_test_epoch_start(self) -> None:
         self._eval = _new_eval_state()
 
-    def _eval_step(self, batch: Batch, settings: dict, return_attention: bool) -> None:
+    def _eval_step(
+        self, batch: Batch, settings: DecodingSettings, return_attention: bool
+    ) -> None:
         loss_sum, nll_sum, n_tokens = self.loss_terms(batch)
         acc = self._eval
         acc["loss"] += float(loss_sum)
         acc["nll"] += float(nll_sum)
         acc["tokens"] += int(n_tokens)
-        hyps = decode(self.network, batch, settings, return_attention=return_attention)
+        hyps = decode(
+            self.network, batch.src, batch.src_mask, settings, return_attention=return_attention
+        )
         for i, index in enumerate(batch.index.tolist()):
             acc["hyp_ids"][index] = hyps.tokens[i]
             if hyps.attention is not None:
@@ -275,7 +246,7 @@ class Seq2SeqModule(L.LightningModule):
             "sentences": len(res["hypotheses"]),
             "bleu_by_length": bleu_by_length(res["sources"], res["hypotheses"], res["references"]),
             "sacrebleu_signature": scores.signatures,
-            "decoding": dict(self.test_decoding),
+            "decoding": self.test_decoding.to_dict(),
             "hypotheses": res["hypotheses"],
             "sources": res["sources"],
             "references": res["references"],
