@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import build_network
 
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
-from seq2seq_lab.models.recurrent.bahdanau import BahdanauNetwork
-from seq2seq_lab.models.recurrent.luong import LuongNetwork
 
 V = 14  # 10 words + 4 specials, shared by source and target
 
@@ -36,18 +35,24 @@ def reverse_batch(n: int, generator: torch.Generator):
 
 
 @pytest.mark.parametrize(
-    "cls,extra",
+    "family,extra",
     [
-        (BahdanauNetwork, {}),  # bidirectional GRU, separate additive attention
-        (LuongNetwork, {"input_feeding": False}),  # LSTM, general score, batched path
-        (LuongNetwork, {"input_feeding": True}),
+        ("bahdanau", {}),  # bidirectional GRU, separate additive attention
+        ("luong", {"input_feeding": False}),  # LSTM, general score, batched path
+        ("luong", {"input_feeding": True}),
     ],
     ids=["bahdanau", "luong", "luong-input-feeding"],
 )
-def test_attention_learns_the_mirrored_alignment(cls, extra):
+def test_attention_learns_the_mirrored_alignment(family, extra):
     torch.manual_seed(0)
-    net = cls(
-        src_vocab_size=V, tgt_vocab_size=V, hidden_size=32, embedding_dim=16, dropout=0.0, **extra
+    net = build_network(
+        family,
+        src_vocab_size=V,
+        tgt_vocab_size=V,
+        hidden_size=32,
+        embedding_dim=16,
+        dropout=0.0,
+        **extra,
     )
     optimizer = torch.optim.Adam(net.parameters(), lr=1e-2)
     train = torch.Generator().manual_seed(0)

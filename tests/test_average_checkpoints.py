@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from conftest import model_config, module_settings
 
 from seq2seq_lab.average_checkpoints import average_checkpoints, main
 from seq2seq_lab.checkpoint import DATAMODULE_KEY, load_checkpoint
@@ -14,13 +15,8 @@ TOKENIZERS = {"src_tokenizer": {"kind": "word", "vocab": ["a", "b"]}}
 
 
 def network(hidden: int = 8) -> dict:
-    return {
-        "_target_": "seq2seq_lab.models.recurrent.bahdanau.BahdanauNetwork",
-        "src_vocab_size": 11,
-        "tgt_vocab_size": 13,
-        "hidden_size": hidden,
-        "embedding_dim": 4,
-    }
+    sizes = {"src_vocab_size": 11, "tgt_vocab_size": 13}
+    return {**model_config("bahdanau", hidden_size=hidden, embedding_dim=4), **sizes}
 
 
 def save(path, seed: int, *, hidden: int = 8, tokenizers=TOKENIZERS):
@@ -29,6 +25,7 @@ def save(path, seed: int, *, hidden: int = 8, tokenizers=TOKENIZERS):
         network=network(hidden),
         optimizer={"_target_": "torch.optim.Adam", "lr": 1e-3},
         schedule={"_target_": "seq2seq_lab.optim.schedules.Constant"},
+        **module_settings(),
     )
     torch.save(
         {

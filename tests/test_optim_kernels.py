@@ -3,9 +3,10 @@
 import lightning as L
 import pytest
 import torch
+from conftest import model_config, module_settings
 
-from seq2seq_lab.training.module import Seq2SeqModule
 from seq2seq_lab.optim.kernels import choose_kernel
+from seq2seq_lab.training.module import Seq2SeqModule
 
 ADAM = {"_target_": "torch.optim.Adam", "lr": 1e-3, "fused": None}
 
@@ -28,14 +29,13 @@ def test_bf16_mixed_has_no_scaler_and_gets_the_fused_kernel():
 def _module_with_gradients(precision: str, norm: float) -> tuple[Seq2SeqModule, torch.optim.Adam]:
     module = Seq2SeqModule(
         network={
-            "_target_": "seq2seq_lab.models.recurrent.luong.LuongNetwork",
+            **model_config("luong", hidden_size=8, embedding_dim=4),
             "src_vocab_size": 11,
             "tgt_vocab_size": 13,
-            "hidden_size": 8,
-            "embedding_dim": 4,
         },
         optimizer=ADAM,
         schedule={"_target_": "seq2seq_lab.optim.schedules.Constant"},
+        **module_settings(),
     )
     module.trainer = L.Trainer(accelerator="cpu", precision=precision, logger=False)
     optimizer = module.configure_optimizers()["optimizer"]

@@ -5,38 +5,36 @@ from __future__ import annotations
 
 import pytest
 import torch
+from conftest import build_network, model_config, network_from_config
 
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
 from seq2seq_lab.errors import ConfigError
-from seq2seq_lab.models.recurrent.bahdanau import BahdanauNetwork
-from seq2seq_lab.models.recurrent.luong import LuongNetwork
-from seq2seq_lab.models.recurrent.plain import PlainSeq2SeqNetwork
 from seq2seq_lab.models.state import expand_index
 
 SRC_V, TGT_V = 13, 11
 TINY = dict(hidden_size=8, embedding_dim=6, dropout=0.0)
 
 CONFIGS = {
-    "seq2seq-lstm": (PlainSeq2SeqNetwork, {}),
+    "seq2seq-lstm": ("seq2seq", {}),
     "seq2seq-gru-bi-bridge": (
-        PlainSeq2SeqNetwork,
+        "seq2seq",
         {"cell": "gru", "bidirectional": True, "bridge": "bridge"},
     ),
     "seq2seq-rnn-1to2-layers": (
-        PlainSeq2SeqNetwork,
+        "seq2seq",
         {"cell": "rnn", "encoder_num_layers": 1, "bridge": "bridge"},
     ),
-    "bahdanau-separate": (BahdanauNetwork, {}),
-    "bahdanau-concat-lstm": (BahdanauNetwork, {"cell": "lstm", "attention": {"form": "concat"}}),
+    "bahdanau-separate": ("bahdanau", {}),
+    "bahdanau-concat-lstm": ("bahdanau", {"cell": "lstm", "attention": {"form": "concat"}}),
     "bahdanau-feedforward-2layers": (
-        BahdanauNetwork,
+        "bahdanau",
         {"num_layers": 2, "attention": {"form": "feedforward"}},
     ),
-    "bahdanau-zero-bridge-reversed": (BahdanauNetwork, {"bridge": "zero", "reverse_source": True}),
-    "luong-general-if": (LuongNetwork, {}),
-    "luong-dot-noif": (LuongNetwork, {"input_feeding": False, "attention": {"score": "dot"}}),
+    "bahdanau-zero-bridge-reversed": ("bahdanau", {"bridge": "zero", "reverse_source": True}),
+    "luong-general-if": ("luong", {}),
+    "luong-dot-noif": ("luong", {"input_feeding": False, "attention": {"score": "dot"}}),
     "luong-general-noif-bi-tied": (
-        LuongNetwork,
+        "luong",
         {
             "input_feeding": False,
             "bidirectional": True,
@@ -45,19 +43,19 @@ CONFIGS = {
         },
     ),
     "luong-concat-noif-gru": (
-        LuongNetwork,
+        "luong",
         {"input_feeding": False, "cell": "gru", "attention": {"score": "concat"}},
     ),
     "luong-location-noif": (
-        LuongNetwork,
+        "luong",
         {"input_feeding": False, "attention": {"score": "location", "max_positions": 4}},
     ),
     "luong-local_m-noif": (
-        LuongNetwork,
+        "luong",
         {"input_feeding": False, "attention": {"window": "local_m", "window_size": 1}},
     ),
     "luong-local_p-noif-2layers": (
-        LuongNetwork,
+        "luong",
         {
             "input_feeding": False,
             "num_layers": 2,
@@ -65,16 +63,17 @@ CONFIGS = {
         },
     ),
     "luong-local_p-if-reversed": (
-        LuongNetwork,
+        "luong",
         {"reverse_source": True, "attention": {"window": "local_p", "score": "dot"}},
     ),
 }
 
 
 def build(name, **overrides):
-    cls, kwargs = CONFIGS[name]
+    family, kwargs = CONFIGS[name]
     torch.manual_seed(0)
-    return cls(src_vocab_size=SRC_V, tgt_vocab_size=TGT_V, **{**TINY, **kwargs, **overrides})
+    options = {**TINY, **kwargs, **overrides}
+    return build_network(family, src_vocab_size=SRC_V, tgt_vocab_size=TGT_V, **options)
 
 
 def make_batch(src_lengths=(6, 4, 2), tgt_len=5, seed=0):
@@ -179,26 +178,35 @@ def test_tied_embeddings_share_one_matrix():
 
 
 @pytest.mark.parametrize(
-    "cls,kwargs,message",
+    "family,kwargs,message",
     [
-        (PlainSeq2SeqNetwork, {"cell": "transformer"}, "model.cell='transformer'.*lstm, gru, rnn"),
-        (PlainSeq2SeqNetwork, {"bridge": "magic"}, "model.bridge='magic'.*bridge, last, zero"),
-        (PlainSeq2SeqNetwork, {"bidirectional": True, "bridge": "last"}, "model.bridge=last"),
-        (PlainSeq2SeqNetwork, {"tie_embeddings": True}, "model.tie_embeddings"),
-        (PlainSeq2SeqNetwork, {"dropout": 1.0}, "model.dropout"),
-        (PlainSeq2SeqNetwork, {"num_layers": 0}, "model.num_layers"),
-        (BahdanauNetwork, {"attention": {"form": "dot"}}, "concat, separate, feedforward"),
-        (BahdanauNetwork, {"attention": {"score": "dot"}}, "model.attention.score is not"),
-        (LuongNetwork, {"attention": {"score": "cosine"}}, "dot, general, concat, location"),
-        (LuongNetwork, {"attention": {"window": "local"}}, "global, local_m, local_p"),
-        (LuongNetwork, {"attention": {"window_size": 0}}, "model.attention.window_size"),
+        ("seq2seq", {"cell": "transformer"}, "model.cell='transformer'.*lstm, gru, rnn"),
+        ("seq2seq", {"bridge": "magic"}, "model.bridge='magic'.*bridge, last, zero"),
+        ("seq2seq", {"bidirectional": True, "bridge": "last"}, "model.bridge=last"),
+        ("seq2seq", {"tie_embeddings": True}, "model.tie_embeddings"),
+        ("seq2seq", {"dropout": 1.0}, "model.dropout"),
+        ("seq2seq", {"num_layers": 0}, "model.num_layers"),
+        ("bahdanau", {"attention": {"form": "dot"}}, "concat, separate, feedforward"),
+        ("bahdanau", {"attention": {"score": "dot"}}, "model.attention.score is not"),
+        ("luong", {"attention": {"score": "cosine"}}, "dot, general, concat, location"),
+        ("luong", {"attention": {"window": "local"}}, "global, local_m, local_p"),
+        ("luong", {"attention": {"window_size": 0}}, "model.attention.window_size"),
         (
-            LuongNetwork,
+            "luong",
             {"bidirectional": True, "attention": {"score": "dot"}},
             "model.attention.score=dot.*model.bidirectional",
         ),
     ],
 )
-def test_bad_options_raise_config_errors_naming_the_key(cls, kwargs, message):
+def test_bad_options_raise_config_errors_naming_the_key(family, kwargs, message):
     with pytest.raises(ConfigError, match=message):
-        cls(src_vocab_size=SRC_V, tgt_vocab_size=TGT_V, **{**TINY, **kwargs})
+        build_network(family, src_vocab_size=SRC_V, tgt_vocab_size=TGT_V, **{**TINY, **kwargs})
+
+
+@pytest.mark.parametrize("family,key", [("bahdanau", "form"), ("luong", "window_size")])
+def test_a_missing_attention_key_is_named(family, key):
+    """No second default hides in the code: a key the config lacks is an error."""
+    options = model_config(family, **TINY)
+    del options["attention"][key]
+    with pytest.raises(ConfigError, match=f"model.attention.{key} is missing"):
+        network_from_config(options, src_vocab_size=SRC_V, tgt_vocab_size=TGT_V)

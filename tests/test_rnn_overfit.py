@@ -5,18 +5,16 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import build_network
 
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
-from seq2seq_lab.models.recurrent.bahdanau import BahdanauNetwork
-from seq2seq_lab.models.recurrent.luong import LuongNetwork
-from seq2seq_lab.models.recurrent.plain import PlainSeq2SeqNetwork
 
 V = 12
 MODELS = {
-    "seq2seq": (PlainSeq2SeqNetwork, {"num_layers": 1}),
-    "bahdanau": (BahdanauNetwork, {}),
-    "luong-input-feeding": (LuongNetwork, {"input_feeding": True}),
-    "luong-no-input-feeding": (LuongNetwork, {"input_feeding": False}),
+    "seq2seq": ("seq2seq", {"num_layers": 1}),
+    "bahdanau": ("bahdanau", {}),
+    "luong-input-feeding": ("luong", {"input_feeding": True}),
+    "luong-no-input-feeding": ("luong", {"input_feeding": False}),
 }
 
 
@@ -62,9 +60,10 @@ def greedy(net, src, src_mask, max_len):
 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_overfits_a_tiny_batch(name):
-    cls, extra = MODELS[name]
+    family, extra = MODELS[name]
     torch.manual_seed(0)
-    net = cls(
+    net = build_network(
+        family,
         src_vocab_size=V,
         tgt_vocab_size=V,
         hidden_size=32,

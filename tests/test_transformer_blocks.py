@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import build_network
 from torch import Tensor, nn
 
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.models.attention.multi_head import AttentionOptions, AttentionOutput
 from seq2seq_lab.models.transformer.blocks import EncoderBlock
-from seq2seq_lab.models.transformer.network import TransformerNetwork
 from seq2seq_lab.models.transformer.sublayers import (
     FeedForward,
     PostNormResidual,
@@ -73,7 +73,7 @@ def test_encoder_block_places_layernorm_by_norm(norm: str) -> None:
         dropout=0.0,
         residual=residual_class(norm),
         ffn_activation="relu",
-        attention=AttentionOptions(),
+        attention=AttentionOptions(scale=True, dropout=0.0),
         max_relative_position=None,
     ).eval()
     block.self_attn = _ZeroAttention()
@@ -93,8 +93,8 @@ def test_encoder_block_places_layernorm_by_norm(norm: str) -> None:
 
 @pytest.mark.parametrize("norm", ["pre", "post"])
 def test_one_norm_placement_everywhere_and_final_norm_iff_pre(norm: str) -> None:
-    net = TransformerNetwork(
-        src_vocab_size=10, tgt_vocab_size=10, d_model=D, heads=2, d_ff=16,
+    net = build_network(
+        "transformer", src_vocab_size=10, tgt_vocab_size=10, d_model=D, heads=2, d_ff=16,
         encoder_layers=2, decoder_layers=3, norm=norm,
     )  # fmt: skip
     expected_class = PreNormResidual if norm == "pre" else PostNormResidual

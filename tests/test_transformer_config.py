@@ -3,16 +3,13 @@ agrees with the constructor's defaults, and reports bad values against their con
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
-from omegaconf import OmegaConf
 
 from seq2seq_lab.config import instantiate
 from seq2seq_lab.errors import ConfigError
-from seq2seq_lab.models.attention.multi_head import AttentionOptions
 from seq2seq_lab.models.transformer.network import TransformerNetwork
 from seq2seq_lab.models.transformer.sublayers import PostNormResidual
 
@@ -44,20 +41,6 @@ def test_overrides_reach_the_network() -> None:
     assert isinstance(net.decoder[0].ffn_residual, PostNormResidual)
     assert net.encoder[0].relative is not None and net.src_positions is None
     assert net.src_embed.weight is net.output.weight
-
-
-def test_yaml_values_are_the_constructor_defaults() -> None:
-    """One default per setting: the YAML and the Python signature must not drift apart."""
-    yaml = OmegaConf.to_container(OmegaConf.load(CONF / "model" / "transformer.yaml"))
-    yaml.pop("defaults")
-    yaml.pop("_target_")
-    attention = yaml.pop("attention")
-    attention.pop("_target_")
-    assert AttentionOptions(**attention) == AttentionOptions()
-    parameters = inspect.signature(TransformerNetwork).parameters
-    defaults = {name: p.default for name, p in parameters.items() if name in yaml}
-    assert set(defaults) == set(yaml)
-    assert defaults == yaml
 
 
 def test_heads_not_dividing_d_model_is_a_config_error() -> None:

@@ -8,6 +8,7 @@ import json
 import lightning as L
 import pytest
 import torch
+from conftest import build_network
 from torch import nn
 from torch.utils.data import DataLoader
 
@@ -18,7 +19,6 @@ from seq2seq_lab.analysis.similarity import layer_similarity
 from seq2seq_lab.callbacks.diagnostics import TransformerDiagnostics
 from seq2seq_lab.data.batch import Batch
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
-from seq2seq_lab.models.attention.multi_head import AttentionOptions
 from seq2seq_lab.models.transformer.network import TransformerNetwork
 
 V = 40
@@ -52,7 +52,7 @@ def small(**overrides) -> TransformerNetwork:
     args = dict(src_vocab_size=V, tgt_vocab_size=V, d_model=32, heads=2, d_ff=64,
                 encoder_layers=2, decoder_layers=2)  # fmt: skip
     args.update(overrides)
-    return TransformerNetwork(**args)
+    return build_network("transformer", **args)
 
 
 def test_gradient_norm_keys_follow_the_blocks() -> None:
@@ -103,7 +103,7 @@ def test_unscaled_attention_has_lower_entropy_at_init() -> None:
     entropy = {}
     for scale in (True, False):
         torch.manual_seed(2)
-        net = small(d_model=64, heads=1, attention=AttentionOptions(scale=scale))
+        net = small(d_model=64, heads=1, attention={"scale": scale})
         entropy[scale] = mean_entropy(attention_entropy(net, batch))
     for kind in ("encoder.self_attn", "decoder.self_attn", "decoder.cross_attn"):
         assert entropy[False][kind] < 0.6 * entropy[True][kind]

@@ -8,6 +8,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import build_network
 
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
 from seq2seq_lab.decoding.beam import beam_search
@@ -37,7 +38,7 @@ def tiny(**overrides) -> TransformerNetwork:
         encoder_layers=2, decoder_layers=2, dropout=0.0, max_relative_position=3,
     )  # fmt: skip
     args.update(overrides)
-    return TransformerNetwork(**args).eval()
+    return build_network("transformer", **args).eval()
 
 
 def source_batch(b: int = 3, s: int = 7, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
