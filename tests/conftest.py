@@ -6,7 +6,6 @@ tiny data and models.
 
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,8 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf, open_dict
+
+from seq2seq_lab.config import build_network, compose_train, model_config  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
 CONF_DIR = str(REPO / "conf")
@@ -72,41 +73,7 @@ def run_cli(module: str, *args: str, cwd: Path = REPO, stdin: str | None = None,
     )
 
 
-@functools.cache
-def _train_config(*overrides: str) -> dict:
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(CONF_DIR, version_base="1.3"):
-        return OmegaConf.to_container(compose("train", overrides=list(overrides)))
-
-
-def model_config(family: str, **options: Any) -> dict:
-    """``cfg.model`` of ``model=<family>`` (the family's own sizes) as a plain dict, with
-    ``options`` merged in key by key (``attention={"score": "dot"}`` keeps the other keys):
-    tests take every value they do not vary from the one home, conf/model/."""
-    merged = OmegaConf.merge(_train_config(f"model={family}")["model"], options)
-    return OmegaConf.to_container(merged)
-
-
-def build_network(family: str, *, src_vocab_size: int, tgt_vocab_size: int, **options: Any):
-    """The family's network from its config, ``options`` merged in (see ``model_config``)."""
-    config = model_config(family, **options)
-    return network_from_config(config, src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
-
-
-def network_from_config(config: dict, **sizes: int):
-    """``config``'s class called directly (a constructor's own error is raised as is, not
-    wrapped by Hydra); a nested ``attention._target_`` (the Transformer's) is built first."""
-    import hydra.utils
-
-    options = dict(config)
-    network_class = hydra.utils.get_class(options.pop("_target_"))
-    attention = options.get("attention")
-    if isinstance(attention, dict) and "_target_" in attention:
-        options["attention"] = hydra.utils.instantiate(attention)
-    return network_class(**options, **sizes)
-
-
 def module_settings(**options: Any) -> dict:
     """``cfg.module`` (label smoothing, decoding, divergence...) as Seq2SeqModule's keyword
     arguments, ``options`` merged in."""
-    return OmegaConf.to_container(OmegaConf.merge(_train_config()["module"], options))
+    return OmegaConf.to_container(OmegaConf.merge(compose_train().module, options), resolve=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import build_network, model_config, network_from_config
+from conftest import build_network, model_config
 
+from seq2seq_lab.config import instantiate
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.models.state import expand_index
@@ -209,4 +210,4 @@ def test_a_missing_attention_key_is_named(family, key):
     options = model_config(family, **TINY)
     del options["attention"][key]
     with pytest.raises(ConfigError, match=f"model.attention.{key} is missing"):
-        network_from_config(options, src_vocab_size=SRC_V, tgt_vocab_size=TGT_V)
+        instantiate(options, key="model", src_vocab_size=SRC_V, tgt_vocab_size=TGT_V)

@@ -30,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import joeynmt_peer  # noqa: E402
 import throughput_vs_peers  # noqa: E402
+from seq2seq_lab.models.base import decode  # noqa: E402
 
 from seq2seq_lab.checkpoint import load_checkpoint  # noqa: E402
 from seq2seq_lab.data.batching import source_batch  # noqa: E402
-from seq2seq_lab.models.base import decode  # noqa: E402
 from seq2seq_lab.pipeline import build_datamodule  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]

@@ -24,8 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from seq2seq_lab.config import build_network
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
-from seq2seq_lab.models.recurrent.luong import LuongNetwork
 
 
 def make_batch(batch: int, src_len: int, tgt_len: int, vocab: int, generator: torch.Generator):
@@ -69,7 +69,8 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 
-    net = LuongNetwork(
+    net = build_network(
+        "luong",
         src_vocab_size=args.vocab,
         tgt_vocab_size=args.vocab,
         cell=args.cell,

@@ -33,9 +33,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from seq2seq_lab.config import build_network
 from seq2seq_lab.data.batching import EncodedPair, EncodedPairs, TokenBudgetBatchSampler, collate
 from seq2seq_lab.data.specials import PAD_ID
-from seq2seq_lab.models.attention.multi_head import AttentionOptions
 from seq2seq_lab.models.transformer.network import TransformerNetwork
 from seq2seq_lab.models.transformer.positions import SinusoidalPositions
 
@@ -135,10 +135,10 @@ def main() -> None:
     models: dict[str, nn.Module] = {}
     for name, attention_dropout in (("ours", 0.0), ("ours, attention dropout 0.1", 0.1)):
         torch.manual_seed(args.seed)
-        models[name] = TransformerNetwork(
-            src_vocab_size=args.vocab, tgt_vocab_size=args.vocab, encoder_layers=3,
-            decoder_layers=3, norm="pre", positions="sinusoidal", tie_embeddings="all",
-            attention=AttentionOptions(dropout=attention_dropout), **shape,
+        models[name] = build_network(
+            "transformer", src_vocab_size=args.vocab, tgt_vocab_size=args.vocab,
+            encoder_layers=3, decoder_layers=3, norm="pre", positions="sinusoidal",
+            tie_embeddings="all", attention={"dropout": attention_dropout}, **shape,
         )  # fmt: skip
     torch.manual_seed(args.seed)
     models["torch.nn.Transformer"] = TorchTransformer(vocab=args.vocab, layers=3, **shape)

@@ -9,14 +9,12 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 
 from seq2seq_lab.errors import UserError
 
-CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
 log = logging.getLogger("seq2seq_lab")
 
 

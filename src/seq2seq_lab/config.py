@@ -1,7 +1,14 @@
-"""Building objects from Hydra configs, with user errors reported against their config key."""
+"""Building objects from Hydra configs, with user errors reported against their config key.
+
+``conf/`` is the one home of every setting's default; code outside a Hydra entry point (tests,
+benchmarks, notebooks) takes its values from there too, through :func:`compose_train`,
+:func:`model_config` and :func:`build_network`, changing only what it is about.
+"""
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
 from typing import Any
 
 import hydra.utils
@@ -9,6 +16,8 @@ from hydra.errors import InstantiationException
 from omegaconf import DictConfig, OmegaConf
 
 from seq2seq_lab.errors import ConfigError, UserError
+
+CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
 
 
 def to_plain(config: Any) -> Any:
@@ -31,3 +40,37 @@ def instantiate(config: Any, *, key: str, **kwargs: Any) -> Any:
             target = (config or {}).get("_target_", "?") if hasattr(config, "get") else "?"
             raise ConfigError(f"{key} ({target}): {cause}") from None
         raise
+
+
+def compose_train(*overrides: str) -> DictConfig:
+    """The ``train`` config as ``python -m seq2seq_lab.train OVERRIDES`` composes it, for code
+    that runs outside a Hydra app (a Hydra app already composed, this would reset it)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(CONF_DIR, version_base="1.3"):
+        return compose("train", overrides=list(overrides))
+
+
+def model_config(family: str, **options: Any) -> dict:
+    """``cfg.model`` of ``model=<family>`` (the family's own sizes) as a plain dict, with
+    ``options`` merged in key by key (``attention={"score": "dot"}`` keeps the other keys)."""
+    merged = OmegaConf.merge(_family_config(family), options)
+    return OmegaConf.to_container(merged, resolve=True)
+
+
+@functools.cache
+def _family_config(family: str) -> dict:
+    return OmegaConf.to_container(compose_train(f"model={family}").model, resolve=True)
+
+
+def build_network(family: str, *, src_vocab_size: int, tgt_vocab_size: int, **options: Any):
+    """The family's network from its config with ``options`` merged in (see ``model_config``);
+    a constructor's complaint is raised as the ConfigError it is."""
+    return instantiate(
+        model_config(family, **options),
+        key="model",
+        src_vocab_size=src_vocab_size,
+        tgt_vocab_size=tgt_vocab_size,
+    )

@@ -1,4 +1,5 @@
 """Batched greedy and beam search, written once for every model family."""
+
 from seq2seq_lab.decoding.beam import beam_search
 from seq2seq_lab.decoding.greedy import greedy_search
 from seq2seq_lab.decoding.hypotheses import Hypotheses

@@ -42,7 +42,5 @@ class DivergenceRule:
         limit = self.max_loss_ratio * self.first_loss
         self.steps_above = self.steps_above + 1 if loss > limit else 0
         if self.steps_above >= self.patience:
-            return (
-                f"loss {loss:.3g} above {limit:.3g} for {self.steps_above} steps (step {step})"
-            )
+            return f"loss {loss:.3g} above {limit:.3g} for {self.steps_above} steps (step {step})"
         return None

@@ -175,9 +175,7 @@ class Seq2SeqModule(L.LightningModule):
     def on_test_epoch_start(self) -> None:
         self._eval = _new_eval_state()
 
-    def _eval_step(
-        self, batch: Batch, settings: DecodingSettings, return_attention: bool
-    ) -> None:
+    def _eval_step(self, batch: Batch, settings: DecodingSettings, return_attention: bool) -> None:
         loss_sum, nll_sum, n_tokens = self.loss_terms(batch)
         acc = self._eval
         acc["loss"] += float(loss_sum)

@@ -67,9 +67,7 @@ def bahdanau_attention(
     return build(query_size, key_size, options)
 
 
-def luong_attention(
-    spec: Mapping[str, Any], *, query_size: int, key_size: int
-) -> AttentionScorer:
+def luong_attention(spec: Mapping[str, Any], *, query_size: int, key_size: int) -> AttentionScorer:
     """``model.attention.score``: dot | general | concat | location;
     ``model.attention.window``: global | local_m | local_p, with half-width ``window_size``;
     ``max_positions``: rows of the location score's W_a."""
