@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, open_dict
 
 from seq2seq_lab.config import build_network, compose_train, model_config  # noqa: F401
 
@@ -71,9 +70,3 @@ def run_cli(module: str, *args: str, cwd: Path = REPO, stdin: str | None = None,
         timeout=timeout,
         env=env,
     )
-
-
-def module_settings(**options: Any) -> dict:
-    """``cfg.module`` (label smoothing, decoding, divergence...) as Seq2SeqModule's keyword
-    arguments, ``options`` merged in."""
-    return OmegaConf.to_container(OmegaConf.merge(compose_train().module, options), resolve=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import model_config, module_settings
+from config_values import module_settings
+from conftest import model_config
 
 from seq2seq_lab.average_checkpoints import average_checkpoints, main
 from seq2seq_lab.checkpoint import DATAMODULE_KEY, load_checkpoint

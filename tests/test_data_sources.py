@@ -8,6 +8,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from config_values import source_settings
 
 from seq2seq_lab.data.sources import (
     HuggingFaceSource,
@@ -37,21 +38,36 @@ def write_corpus(root: Path, files: dict[str, str] | None = None, crlf: bool = F
         (root / f"{files[split]}.en").write_text("".join(line + end for line in en), "utf-8")
 
 
-def ctx(root: Path | None, **kw) -> SourceContext:
+def ctx(root: Path | None, *, download: bool = False, cache_dir: str = "unused") -> SourceContext:
+    """A de-en context (no downloads unless a test asks)."""
     return SourceContext(
-        root=None if root is None else str(root), src_lang="de", tgt_lang="en", **kw
+        root=None if root is None else str(root),
+        src_lang="de",
+        tgt_lang="en",
+        download=download,
+        cache_dir=cache_dir,
     )
+
+
+def parallel_text(**overrides) -> ParallelTextSource:
+    """conf/data/parallel_text.yaml's source with ``overrides``."""
+    return ParallelTextSource(**source_settings("parallel_text", **overrides))
+
+
+def hf(**overrides) -> HuggingFaceSource:
+    """conf/data/hf.yaml's source with ``overrides``."""
+    return HuggingFaceSource(**source_settings("hf", **overrides))
 
 
 @pytest.mark.parametrize("crlf", [False, True])
 def test_loads_every_split_stripping_only_line_ends(tmp_path, crlf):
     write_corpus(tmp_path, crlf=crlf)
-    assert ParallelTextSource().load(ctx(tmp_path)) == PAIRS  # inner/trailing spaces kept
+    assert parallel_text().load(ctx(tmp_path)) == PAIRS  # inner/trailing spaces kept
 
 
 def test_split_file_names_are_mapped(tmp_path):
     write_corpus(tmp_path, MULTI30K_FILES)
-    loaded = ParallelTextSource(name="multi30k", split_files=MULTI30K_FILES).load(ctx(tmp_path))
+    loaded = parallel_text(name="multi30k", split_files=MULTI30K_FILES).load(ctx(tmp_path))
     assert loaded["test"] == PAIRS["test"]
 
 
@@ -65,7 +81,7 @@ def test_missing_file_names_path_and_expected_layout(tmp_path):
     write_corpus(tmp_path)
     (tmp_path / "val.en").unlink()
     with pytest.raises(DataError) as e:
-        ParallelTextSource().load(ctx(tmp_path))
+        parallel_text().load(ctx(tmp_path))
     message = str(e.value)
     assert f"missing file {tmp_path / 'val.en'}" in message
     assert "{train,val,test}.{de,en}" in message and "\n" not in message
@@ -75,25 +91,25 @@ def test_different_line_counts_name_both_files(tmp_path):
     write_corpus(tmp_path)
     (tmp_path / "train.en").write_text("A dog runs.\nTwo cats sleep.\n", "utf-8")
     with pytest.raises(DataError, match=r"train\.de has 3 lines but .*train\.en has 2"):
-        ParallelTextSource().load(ctx(tmp_path))
+        parallel_text().load(ctx(tmp_path))
 
 
 def test_empty_file(tmp_path):
     write_corpus(tmp_path)
     (tmp_path / "test.de").write_bytes(b"")
     with pytest.raises(DataError, match=r"test\.de: empty file"):
-        ParallelTextSource().load(ctx(tmp_path))
+        parallel_text().load(ctx(tmp_path))
 
 
 def test_invalid_utf8_names_the_line(tmp_path):
     write_corpus(tmp_path)
     (tmp_path / "train.de").write_bytes(b"eins\nzwei\ndr\xe9i\n")  # latin-1 byte
     with pytest.raises(DataError, match=r"train\.de:3: invalid UTF-8 \(byte 0xe9 at column 3\)"):
-        ParallelTextSource().load(ctx(tmp_path))
+        parallel_text().load(ctx(tmp_path))
 
 
 def test_root_not_set_says_what_to_pass():
-    source = ParallelTextSource(name="multi30k", download_url="file:///x/{name}.{lang}.gz")
+    source = parallel_text(name="multi30k", download_url="file:///x/{name}.{lang}.gz")
     with pytest.raises(ConfigError) as e:
         source.load(ctx(None))
     assert "data.root=../shared/data/multi30k" in str(e.value)
@@ -102,7 +118,7 @@ def test_root_not_set_says_what_to_pass():
 
 def test_bad_split_files_key():
     with pytest.raises(ConfigError, match="split_files"):
-        ParallelTextSource(split_files={"train": "train", "dev": "dev", "test": "test"})
+        parallel_text(split_files={"train": "train", "dev": "dev", "test": "test"})
 
 
 # ----------------------------------------------------------------------------------- download
@@ -121,7 +137,7 @@ def make_remote(tmp_path: Path) -> Path:
 
 
 def multi30k_like(remote: Path, **kw) -> ParallelTextSource:
-    return ParallelTextSource(
+    return parallel_text(
         name="multi30k",
         split_files=MULTI30K_FILES,
         download_url=remote.as_uri() + "/{name}.{lang}.gz",
@@ -175,10 +191,10 @@ def test_download_checks_sha256_and_saves_nothing_on_mismatch(tmp_path):
 def test_download_of_plain_text_and_unreachable_url(tmp_path):
     remote = tmp_path / "plain"
     write_corpus(remote)
-    source = ParallelTextSource(download_url=remote.as_uri() + "/{name}.{lang}")
+    source = parallel_text(download_url=remote.as_uri() + "/{name}.{lang}")
     source.prepare(ctx(tmp_path / "data", download=True))
     assert source.load(ctx(tmp_path / "data")) == PAIRS
-    missing = ParallelTextSource(download_url=(tmp_path / "nowhere").as_uri() + "/{name}.{lang}")
+    missing = parallel_text(download_url=(tmp_path / "nowhere").as_uri() + "/{name}.{lang}")
     with pytest.raises(DataError, match=r"could not download file://.*nowhere/train\.de"):
         missing.prepare(ctx(tmp_path / "data2", download=True))
 
@@ -187,7 +203,7 @@ def test_real_multi30k_layout_if_present():
     root = Path("/work/shared/data/multi30k")
     if not root.is_dir():
         pytest.skip("shared Multi30k copy not available")
-    pairs = ParallelTextSource(name="multi30k", split_files=MULTI30K_FILES).load(ctx(root))
+    pairs = parallel_text(name="multi30k", split_files=MULTI30K_FILES).load(ctx(root))
     assert [len(pairs[s][0]) for s in ("train", "val", "test")] == [29000, 1014, 1000]
 
 
@@ -211,19 +227,17 @@ def saved_dataset(tmp_path_factory) -> Path:
 
 
 def test_hf_source_reads_a_saved_dataset(saved_dataset):
-    assert HuggingFaceSource().load(ctx(saved_dataset)) == PAIRS
+    assert hf().load(ctx(saved_dataset)) == PAIRS
 
 
 def test_hf_source_errors(saved_dataset, tmp_path):
     with pytest.raises(DataError, match=r"row 0: no 'fr' text .*languages: de, en"):
-        HuggingFaceSource().load(SourceContext(str(saved_dataset), "fr", "en"))
+        hf().load(SourceContext(str(saved_dataset), "fr", "en", download=False, cache_dir="unused"))
     with pytest.raises(DataError, match=r"no split 'dev' .*validation"):
-        HuggingFaceSource(splits={"train": "train", "val": "dev", "test": "test"}).load(
-            ctx(saved_dataset)
-        )
+        hf(splits={"train": "train", "val": "dev", "test": "test"}).load(ctx(saved_dataset))
     with pytest.raises(DataError, match="no column 'pairs'"):
-        HuggingFaceSource(column="pairs").load(ctx(saved_dataset))
+        hf(column="pairs").load(ctx(saved_dataset))
     with pytest.raises(DataError, match="missing directory"):
-        HuggingFaceSource().load(ctx(tmp_path / "nothing"))
+        hf().load(ctx(tmp_path / "nothing"))
     with pytest.raises(ConfigError, match="data.source.name"):
-        HuggingFaceSource().load(ctx(None))
+        hf(name=None).load(ctx(None))

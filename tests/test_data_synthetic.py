@@ -5,6 +5,7 @@ references: an independent parser re-derives every target from its source text a
 from __future__ import annotations
 
 import pytest
+from config_values import synthetic_settings
 
 from seq2seq_lab.data.sources import SourceContext
 from seq2seq_lab.data.synthetic import (
@@ -12,16 +13,33 @@ from seq2seq_lab.data.synthetic import (
     Lexicon,
     SyntheticCorpus,
     SyntheticSource,
+    SyntheticTask,
     generate_corpus,
 )
 from seq2seq_lab.errors import ConfigError
 
+# conf/data/synthetic.yaml's task, smaller
 SMALL = dict(train_pairs=400, val_pairs=50, test_pairs=150, train_max_words=20, test_max_words=40)
+
+
+def corpus_of(**overrides) -> SyntheticCorpus:
+    """The corpus of conf/data/synthetic.yaml's settings with ``overrides``."""
+    return generate_corpus(SyntheticTask(**synthetic_settings(**overrides)))
+
+
+def source_of(**overrides) -> SyntheticSource:
+    return SyntheticSource(**synthetic_settings(**overrides))
+
+
+def ctx(src_lang: str, tgt_lang: str) -> SourceContext:
+    return SourceContext(
+        root=None, src_lang=src_lang, tgt_lang=tgt_lang, download=False, cache_dir="unused"
+    )
 
 
 @pytest.fixture(scope="module")
 def corpus() -> SyntheticCorpus:
-    return generate_corpus(seed=7, **SMALL)
+    return corpus_of(seed=7, **SMALL)
 
 
 def words(text: str) -> list[str]:
@@ -29,9 +47,9 @@ def words(text: str) -> list[str]:
 
 
 def test_same_seed_same_bytes_and_other_seed_differs():
-    a = SyntheticSource(seed=3, **SMALL).load(SourceContext(None, "src", "tgt"))
-    b = SyntheticSource(seed=3, **SMALL).load(SourceContext(None, "src", "tgt"))
-    c = SyntheticSource(seed=4, **SMALL).load(SourceContext(None, "src", "tgt"))
+    a = source_of(seed=3, **SMALL).load(ctx("src", "tgt"))
+    b = source_of(seed=3, **SMALL).load(ctx("src", "tgt"))
+    c = source_of(seed=4, **SMALL).load(ctx("src", "tgt"))
     dump = lambda d: "\n".join(f"{s}\t{t}" for split in d for s, t in zip(*d[split]))  # noqa: E731
     assert dump(a).encode() == dump(b).encode()
     assert dump(a) != dump(c)
@@ -53,7 +71,7 @@ def test_lengths_and_longer_test_sentences(corpus):
 
 
 def test_vocabularies_are_distinct_and_a_few_hundred_words():
-    corpus = generate_corpus(seed=1, train_pairs=3000, val_pairs=10, test_pairs=10)
+    corpus = corpus_of(seed=1, train_pairs=3000, val_pairs=10, test_pairs=10)
     src = {w for p in corpus.splits["train"] for w in words(p.src)}
     tgt = {w for p in corpus.splits["train"] for w in words(p.tgt)}
     assert not src & tgt
@@ -192,7 +210,7 @@ def test_references_are_a_function_of_the_source_text(corpus):
 
 @pytest.mark.parametrize("task", ["copy", "reverse"])
 def test_copy_and_reverse(task):
-    corpus = generate_corpus(task=task, seed=0, symbols=6, min_words=1, **SMALL)
+    corpus = corpus_of(task=task, seed=0, symbols=6, min_words=1, **SMALL)
     for pair in corpus.splits["train"]:
         expected = words(pair.src) if task == "copy" else words(pair.src)[::-1]
         assert words(pair.tgt) == expected
@@ -202,8 +220,8 @@ def test_copy_and_reverse(task):
 
 
 def test_reverse_direction_swaps_sides():
-    fwd = SyntheticSource(seed=2, **SMALL).load(SourceContext(None, "src", "tgt"))
-    back = SyntheticSource(seed=2, **SMALL).load(SourceContext(None, "tgt", "src"))
+    fwd = source_of(seed=2, **SMALL).load(ctx("src", "tgt"))
+    back = source_of(seed=2, **SMALL).load(ctx("tgt", "src"))
     assert back["val"] == (fwd["val"][1], fwd["val"][0])
 
 
@@ -219,16 +237,16 @@ def test_reverse_direction_swaps_sides():
 )
 def test_bad_settings_name_the_key(kwargs, key):
     with pytest.raises(ConfigError, match=key):
-        generate_corpus(**{**SMALL, **kwargs})
+        corpus_of(**{**SMALL, **kwargs})
 
 
 def test_impossible_request_is_a_config_error():
     with pytest.raises(ConfigError, match="distinct"):
-        generate_corpus(
+        corpus_of(
             task="copy", symbols=2, min_words=1, train_max_words=2, test_max_words=2, train_pairs=50
         )
 
 
 def test_unknown_language_name():
     with pytest.raises(ConfigError, match="data.src_lang=de"):
-        SyntheticSource(**SMALL).load(SourceContext(None, "de", "tgt"))
+        source_of(**SMALL).load(ctx("de", "tgt"))

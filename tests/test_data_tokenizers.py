@@ -7,6 +7,7 @@ import io
 
 import pytest
 import torch
+from config_values import tokenizer_settings
 
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID
 from seq2seq_lab.data.tokenizers import (
@@ -35,6 +36,16 @@ TGT = [
 ] * 5
 
 
+def word(**overrides) -> WordTokenizerTrainer:
+    """conf/data/tokenizer/word.yaml with ``overrides``."""
+    return WordTokenizerTrainer(**tokenizer_settings("word", **overrides))
+
+
+def sentencepiece(kind: str = "bpe", **overrides) -> SentencePieceTokenizerTrainer:
+    """conf/data/tokenizer/<kind>.yaml (bpe or unigram) with ``overrides``."""
+    return SentencePieceTokenizerTrainer(**tokenizer_settings(kind, **overrides))
+
+
 def weights_only_round_trip(obj):
     buffer = io.BytesIO()
     torch.save(obj, buffer)
@@ -43,17 +54,17 @@ def weights_only_round_trip(obj):
 
 
 def test_word_vocab_specials_min_freq_and_order():
-    src, tgt = WordTokenizerTrainer(min_freq=2).fit(["b a a c", "a b"], ["x"], cache_dir="unused")
+    src, tgt = word(min_freq=2).fit(["b a a c", "a b"], ["x"], cache_dir="unused")
     assert src.tokens(range(4)) == list(SPECIAL_TOKENS)
     assert src.vocab == [*SPECIAL_TOKENS, "a", "b"]  # by frequency; "c" (once) is dropped
     assert src.encode("a c b") == [4, UNK_ID, 5]
-    capped, _ = WordTokenizerTrainer(max_size=1).fit(["b a a c", "a b"], ["x"], cache_dir="-")
+    capped, _ = word(max_size=1).fit(["b a a c", "a b"], ["x"], cache_dir="-")
     assert capped.vocab == [*SPECIAL_TOKENS, "a"]
     assert tgt.vocab_size == 4  # "x" occurs once: below min_freq
 
 
 def test_word_round_trip_decode_rules_and_joint():
-    src, tgt = WordTokenizerTrainer(joint=True).fit(SRC, TGT, cache_dir="unused")
+    src, tgt = word(joint=True).fit(SRC, TGT, cache_dir="unused")
     assert src is tgt
     for line in SRC + TGT:
         assert src.decode(src.encode(line)) == line
@@ -67,7 +78,7 @@ def test_word_round_trip_decode_rules_and_joint():
 
 @pytest.mark.parametrize("model_type", ["bpe", "unigram"])
 def test_sentencepiece_round_trip_specials_and_state(tmp_path, model_type):
-    trainer = SentencePieceTokenizerTrainer(model_type=model_type, vocab_size=120)
+    trainer = sentencepiece(model_type, vocab_size=120)
     src, tgt = trainer.fit(SRC, TGT, cache_dir=tmp_path)
     assert src is tgt and 4 < src.vocab_size <= 120
     assert src.tokens(range(4)) == list(SPECIAL_TOKENS)
@@ -83,7 +94,7 @@ def test_sentencepiece_round_trip_specials_and_state(tmp_path, model_type):
 
 
 def test_word_state_round_trip():
-    src, _ = WordTokenizerTrainer().fit(SRC, TGT, cache_dir="unused")
+    src, _ = word().fit(SRC, TGT, cache_dir="unused")
     restored = tokenizer_from_state(weights_only_round_trip(src.to_state()))
     assert restored == src
     with pytest.raises(CheckpointError, match="kind"):
@@ -91,9 +102,7 @@ def test_word_state_round_trip():
 
 
 def test_separate_vocabularies(tmp_path):
-    src, tgt = SentencePieceTokenizerTrainer(vocab_size=80, joint=False).fit(
-        SRC, TGT, cache_dir=tmp_path
-    )
+    src, tgt = sentencepiece(vocab_size=80, joint=False).fit(SRC, TGT, cache_dir=tmp_path)
     assert src is not tgt and src != tgt
     assert "ü" in "".join(src.tokens(range(src.vocab_size)))
     assert "ü" not in "".join(tgt.tokens(range(tgt.vocab_size)))
@@ -101,7 +110,7 @@ def test_separate_vocabularies(tmp_path):
 
 
 def test_cache_hit_reuses_the_model_and_keys_differ(tmp_path, monkeypatch):
-    trainer = SentencePieceTokenizerTrainer(vocab_size=100)
+    trainer = sentencepiece(vocab_size=100)
     first, _ = trainer.fit(SRC, TGT, cache_dir=tmp_path)
     (model,) = (tmp_path / "tokenizers").iterdir()
     stamp = model.stat().st_mtime_ns
@@ -110,22 +119,17 @@ def test_cache_hit_reuses_the_model_and_keys_differ(tmp_path, monkeypatch):
         raise AssertionError("trained again instead of using the cache")
 
     monkeypatch.setattr(SentencePieceTokenizerTrainer, "train", no_training)
-    again, _ = SentencePieceTokenizerTrainer(vocab_size=100).fit(SRC, TGT, cache_dir=tmp_path)
+    again, _ = sentencepiece(vocab_size=100).fit(SRC, TGT, cache_dir=tmp_path)
     assert again == first and model.stat().st_mtime_ns == stamp
     lines = SRC + TGT
     assert trainer.cache_path(lines, tmp_path) == model
-    assert SentencePieceTokenizerTrainer(vocab_size=101).cache_path(lines, tmp_path) != model
-    assert (
-        SentencePieceTokenizerTrainer(vocab_size=100, model_type="unigram").cache_path(
-            lines, tmp_path
-        )
-        != model
-    )
+    assert sentencepiece(vocab_size=101).cache_path(lines, tmp_path) != model
+    assert sentencepiece("unigram", vocab_size=100).cache_path(lines, tmp_path) != model
     assert trainer.cache_path(lines[:-1], tmp_path) != model  # other data, other model
 
 
 def test_training_is_deterministic_and_leaves_no_temp_files(tmp_path):
-    trainer = SentencePieceTokenizerTrainer(model_type="unigram", vocab_size=90)
+    trainer = sentencepiece("unigram", vocab_size=90)
     assert trainer.train(SRC) == trainer.train(SRC)
     trainer.fit(SRC, TGT, cache_dir=tmp_path)
     assert [p.suffix for p in (tmp_path / "tokenizers").iterdir()] == [".model"]
@@ -141,9 +145,9 @@ def test_training_is_deterministic_and_leaves_no_temp_files(tmp_path):
 )
 def test_bad_sentencepiece_settings(kwargs, key):
     with pytest.raises(ConfigError, match=key):
-        SentencePieceTokenizerTrainer(**kwargs)
+        sentencepiece(**kwargs)
 
 
 def test_bad_word_settings():
     with pytest.raises(ConfigError, match="data.tokenizer.min_freq"):
-        WordTokenizerTrainer(min_freq=0)
+        word(min_freq=0)

@@ -3,7 +3,8 @@
 import lightning as L
 import pytest
 import torch
-from conftest import model_config, module_settings
+from config_values import module_settings
+from conftest import model_config
 
 from seq2seq_lab.optim.kernels import choose_kernel
 from seq2seq_lab.training.module import Seq2SeqModule

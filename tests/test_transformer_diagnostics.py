@@ -8,6 +8,7 @@ import json
 import lightning as L
 import pytest
 import torch
+from config_values import callback_settings
 from conftest import build_network
 from torch import nn
 from torch.utils.data import DataLoader
@@ -195,11 +196,12 @@ class _NoBlocks(nn.Module):
 
 
 def _fit(network: nn.Module, root) -> L.Trainer:
+    diagnostics = TransformerDiagnostics(**callback_settings("diagnostics", attention_sentences=2))
     trainer = L.Trainer(
         max_steps=3, log_every_n_steps=1, val_check_interval=2, default_root_dir=root,
         logger=False, enable_checkpointing=False, enable_progress_bar=False,
         enable_model_summary=False, num_sanity_val_steps=1,
-        callbacks=[TransformerDiagnostics(attention_sentences=2)],
+        callbacks=[diagnostics],
     )  # fmt: skip
     trainer.fit(_Module(network), datamodule=_DataModule())
     return trainer

@@ -2,7 +2,8 @@
 
 ``WANDB_MODE`` set by the user always wins (``disabled`` turns W&B off, ``online`` forces it).
 Offline runs are written under the run directory and can be uploaded later with
-``wandb sync RUN/wandb/offline-run-*``.
+``wandb sync RUN/wandb/offline-run-*``. The arguments of :func:`make_wandb_logger` have no
+defaults: their one home is ``conf/logger/wandb.yaml``.
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ def api_key_configured() -> bool:
 def make_wandb_logger(
     *,
     project: str,
+    entity: str | None,
     save_dir: str,
-    entity: str | None = None,
-    group: str | None = None,
-    job_type: str | None = None,
-    tags: list[str] | None = None,
-    log_model: bool = False,
+    group: str | None,
+    job_type: str | None,
+    tags: list[str] | None,
+    log_model: bool,
 ) -> WandbLogger:
     mode = os.environ.get("WANDB_MODE") or ("online" if api_key_configured() else "offline")
     Path(save_dir).mkdir(parents=True, exist_ok=True)

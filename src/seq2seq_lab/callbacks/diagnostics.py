@@ -33,21 +33,24 @@ class TransformerDiagnostics(L.Callback):
 
     - first training batch of a fresh run: the gradient-norm profile at initialisation
       (``diagnostics/grad_norms_init.json`` and ``.png``, logged as ``diag/grad_norm_init/*``);
-    - every ``log_every_n_steps`` updates (default: the trainer's), after backward and before
+    - every ``log_every_n_steps`` updates (null: the trainer's), after backward and before
       the optimiser step (before clipping): ``diag/grad_norm/<block>.<sublayer>``;
     - after each validation: layer similarity and attention entropy on the first
       ``batch_sentences`` sentences of the first validation batch (one line appended to
       ``diagnostics/validation.jsonl``, scalars ``diag/similarity/*``, ``diag/entropy/*``), and
       the cross-attention grid (every layer and head) of its first ``attention_sentences``
       sentences (``diagnostics/cross_attention/step<N>_val<i>.png``, and to W&B).
+
+    The settings have no defaults: their one home is ``diagnostics`` in
+    conf/callbacks/default.yaml.
     """
 
     def __init__(
         self,
         *,
-        log_every_n_steps: int | None = None,
-        batch_sentences: int = 16,
-        attention_sentences: int = 2,
+        log_every_n_steps: int | None,
+        batch_sentences: int,
+        attention_sentences: int,
     ) -> None:
         self.log_every_n_steps = log_every_n_steps
         self.batch_sentences = batch_sentences

@@ -16,7 +16,10 @@ import lightning as L
 
 
 class ThroughputMonitor(L.Callback):
-    def __init__(self, *, log_every_n_steps: int | None = None) -> None:
+    """Logs ``train/tokens_per_second`` every ``log_every_n_steps`` updates (null: the
+    trainer's). No default here: the one home of the value is conf/callbacks/default.yaml."""
+
+    def __init__(self, *, log_every_n_steps: int | None) -> None:
         self.log_every_n_steps = log_every_n_steps
         self.tokens = 0
         self.step_seconds = 0.0

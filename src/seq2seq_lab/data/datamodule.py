@@ -81,7 +81,8 @@ class TranslationDataModule(L.LightningDataModule):
     ``cache_dir`` (tokenizer models, downloads), ``num_workers``, ``download`` (fetch missing
     files), ``test_from_train_lines``/``val_from_train_lines`` (hold out the last lines of train
     as test, then the lines before them as val), ``max_train_pairs`` (keep the first N train
-    pairs), ``pool_factor`` (batches per length-sorting pool).
+    pairs), ``pool_factor`` (batches per length-sorting pool). None has a default here: the
+    one home of their values is ``conf/data/_datamodule.yaml`` (and the option files).
     """
 
     def __init__(
@@ -89,20 +90,20 @@ class TranslationDataModule(L.LightningDataModule):
         *,
         source: PairSource,
         tokenizer: TokenizerTrainer,
-        root: str | None = None,
-        src_lang: str = "de",
-        tgt_lang: str = "en",
-        split: str = "test",
-        max_tokens: int = 4096,
-        max_len: int | None = None,
-        seed: int = 0,
-        cache_dir: str = ".cache",
-        num_workers: int = 0,
-        download: bool = False,
-        test_from_train_lines: int | None = None,
-        val_from_train_lines: int | None = None,
-        max_train_pairs: int | None = None,
-        pool_factor: int = 50,
+        root: str | None,
+        src_lang: str,
+        tgt_lang: str,
+        split: str,
+        max_tokens: int,
+        max_len: int | None,
+        seed: int,
+        cache_dir: str,
+        num_workers: int,
+        download: bool,
+        test_from_train_lines: int | None,
+        val_from_train_lines: int | None,
+        max_train_pairs: int | None,
+        pool_factor: int,
     ) -> None:
         super().__init__()
         if split not in SPLITS:

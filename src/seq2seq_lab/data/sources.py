@@ -34,13 +34,14 @@ TextPairs = tuple[list[str], list[str]]  # (source sentences, target sentences),
 
 @dataclass(frozen=True)
 class SourceContext:
-    """The data options every source is read with (top-level keys of ``data``)."""
+    """The data options every source is read with (top-level keys of ``data``, whose one home
+    is ``conf/data/_datamodule.yaml``: no defaults here)."""
 
     root: str | None
     src_lang: str
     tgt_lang: str
-    download: bool = False
-    cache_dir: str = ".cache"
+    download: bool
+    cache_dir: str
 
 
 class PairSource(ABC):
@@ -104,20 +105,22 @@ class ParallelTextSource(PairSource):
     fetched from ``download_url`` (``{name}`` and ``{lang}`` filled from ``download_names``;
     ``.gz`` files are gunzipped), checked against ``sha256`` (keyed ``{file}.{lang}``) when
     given, and written atomically into ``data.root`` (or ``{cache_dir}/downloads/{name}`` when
-    ``data.root`` is null).
+    ``data.root`` is null). ``download_names: null`` means the ``split_files`` stems,
+    ``sha256: null`` no check. The keyword arguments have no defaults: their one home is
+    ``conf/data/parallel_text.yaml`` (which multi30k.yaml and europarl.yaml start from).
     """
 
     def __init__(
         self,
         *,
-        name: str = "parallel_text",
-        split_files: dict[str, str] | None = None,
-        download_url: str | None = None,
-        download_names: dict[str, str] | None = None,
-        sha256: dict[str, str] | None = None,
+        name: str,
+        split_files: dict[str, str],
+        download_url: str | None,
+        download_names: dict[str, str] | None,
+        sha256: dict[str, str] | None,
     ) -> None:
         self.name = name
-        self.split_files = dict(split_files or {s: s for s in SPLITS})
+        self.split_files = dict(split_files or {})
         if sorted(self.split_files) != sorted(SPLITS):
             raise ConfigError(
                 f"data.source.split_files={self.split_files}: expected the keys {', '.join(SPLITS)}"
@@ -208,19 +211,20 @@ class HuggingFaceSource(PairSource):
     With ``data.root`` set it is read with ``datasets.load_from_disk(root)`` (a dataset saved
     with ``save_to_disk``); otherwise ``datasets.load_dataset(name, config)`` downloads it
     into the Hugging Face cache. ``splits`` maps the project's split names to the dataset's.
+    The keyword arguments have no defaults: their one home is ``conf/data/hf.yaml``.
     """
 
     def __init__(
         self,
         *,
-        name: str | None = None,
-        config: str | None = None,
-        splits: dict[str, str] | None = None,
-        column: str = "translation",
+        name: str | None,
+        config: str | None,
+        splits: dict[str, str],
+        column: str,
     ) -> None:
         self.dataset_name = name
         self.config = config
-        self.splits = dict(splits or {"train": "train", "val": "validation", "test": "test"})
+        self.splits = dict(splits or {})
         if sorted(self.splits) != sorted(SPLITS):
             raise ConfigError(
                 f"data.source.splits={self.splits}: expected the keys {', '.join(SPLITS)}"

@@ -202,9 +202,10 @@ class TokenizerTrainer(ABC):
 
 class WordTokenizerTrainer(TokenizerTrainer):
     """Word vocabularies: every whitespace word seen ``min_freq`` times in training, most
-    frequent first (ties alphabetical), capped at ``max_size`` words besides the specials."""
+    frequent first (ties alphabetical), capped at ``max_size`` words besides the specials.
+    No defaults: the one home of the values is ``conf/data/tokenizer/word.yaml``."""
 
-    def __init__(self, *, min_freq: int = 1, max_size: int | None = None, joint: bool = False):
+    def __init__(self, *, min_freq: int, max_size: int | None, joint: bool) -> None:
         if min_freq < 1:
             raise ConfigError(f"data.tokenizer.min_freq={min_freq}: expected at least 1")
         if max_size is not None and max_size < 1:
@@ -242,6 +243,8 @@ class SentencePieceTokenizerTrainer(TokenizerTrainer):
     quiet. ``vocab_size`` is an upper bound: a corpus too small for it gets fewer pieces.
     ``character_coverage`` 1.0 keeps every character of European languages; 0.9995 suits
     large alphabets. ``normalization`` is sentencepiece's rule (``nmt_nfkc`` or ``identity``).
+    No defaults: the one home of the values is ``conf/data/tokenizer/bpe.yaml`` (unigram.yaml
+    starts from it).
     """
 
     MODEL_TYPES = ("bpe", "unigram")
@@ -250,11 +253,11 @@ class SentencePieceTokenizerTrainer(TokenizerTrainer):
     def __init__(
         self,
         *,
-        model_type: str = "bpe",
-        vocab_size: int = 8000,
-        joint: bool = True,
-        character_coverage: float = 1.0,
-        normalization: str = "nmt_nfkc",
+        model_type: str,
+        vocab_size: int,
+        joint: bool,
+        character_coverage: float,
+        normalization: str,
     ) -> None:
         if model_type not in self.MODEL_TYPES:
             raise ConfigError(

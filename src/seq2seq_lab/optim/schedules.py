@@ -3,6 +3,9 @@
 Each schedule maps (step, base_lr, total_steps) to the learning rate of that update, where
 base_lr is ``optim.lr``. The Lightning module wraps it in a ``LambdaLR`` stepped after every
 update. E4 (comparisons.md) turns on exactly this choice: post-LN needs a warmup, pre-LN not.
+
+The fields have no defaults: their one home is ``conf/schedule/<name>.yaml`` (whose
+``warmup_steps`` the scale sets through the top-level ``warmup_steps``).
 """
 
 from __future__ import annotations
@@ -41,8 +44,8 @@ class InverseSqrt:
     the same schedule without its warmup, the contrast E4 needs (decay unchanged).
     """
 
-    warmup_steps: int = 4000
-    linear_warmup: bool = True
+    warmup_steps: int
+    linear_warmup: bool
 
     def __post_init__(self) -> None:
         _check_warmup(self.warmup_steps)
@@ -64,9 +67,9 @@ class Noam:
     scale). The peak, factor * (d_model * w)^-0.5, is reached at step w.
     """
 
-    d_model: int = 512
-    warmup_steps: int = 4000
-    factor: float = 1.0
+    d_model: int
+    warmup_steps: int
+    factor: float
 
     def __post_init__(self) -> None:
         _check_warmup(self.warmup_steps)
@@ -86,9 +89,9 @@ class WarmupDecay:
     (1 + cos(pi * p)) / 2),  with p = (step - w) / (N - w) clipped to [0, 1], r = min_ratio.
     """
 
-    warmup_steps: int = 1000
-    decay: str = "linear"
-    min_ratio: float = 0.0
+    warmup_steps: int
+    decay: str
+    min_ratio: float
 
     def __post_init__(self) -> None:
         _check_warmup(self.warmup_steps)
