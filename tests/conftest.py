@@ -15,8 +15,6 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, open_dict
 
-from seq2seq_lab.config import build_network, compose_train, model_config  # noqa: F401
-
 REPO = Path(__file__).resolve().parents[1]
 CONF_DIR = str(REPO / "conf")
 FAMILIES = ("seq2seq", "bahdanau", "luong", "transformer")

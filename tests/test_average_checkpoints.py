@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 from config_values import module_settings
-from conftest import model_config
 
 from seq2seq_lab.average_checkpoints import average_checkpoints, main
 from seq2seq_lab.checkpoint import DATAMODULE_KEY, load_checkpoint
+from seq2seq_lab.config import model_config
 from seq2seq_lab.errors import CheckpointError
 from seq2seq_lab.training.module import Seq2SeqModule
 

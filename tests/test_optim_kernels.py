@@ -4,8 +4,8 @@ import lightning as L
 import pytest
 import torch
 from config_values import module_settings
-from conftest import model_config
 
+from seq2seq_lab.config import model_config
 from seq2seq_lab.optim.kernels import choose_kernel
 from seq2seq_lab.training.module import Seq2SeqModule
 

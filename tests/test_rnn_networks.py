@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import build_network, model_config
 
-from seq2seq_lab.config import instantiate
+from seq2seq_lab.config import build_network, instantiate, model_config
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.models.state import expand_index

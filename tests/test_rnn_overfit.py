@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import build_network
 
+from seq2seq_lab.config import build_network
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
 
 V = 12

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import build_network
 from torch import Tensor, nn
 
+from seq2seq_lab.config import build_network
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.models.attention.multi_head import AttentionOptions, AttentionOutput
 from seq2seq_lab.models.transformer.blocks import EncoderBlock

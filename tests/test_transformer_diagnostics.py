@@ -9,7 +9,6 @@ import lightning as L
 import pytest
 import torch
 from config_values import callback_settings
-from conftest import build_network
 from torch import nn
 from torch.utils.data import DataLoader
 
@@ -18,6 +17,7 @@ from seq2seq_lab.analysis.entropy import attention_entropy, mean_entropy
 from seq2seq_lab.analysis.gradients import gradient_norms, plot_gradient_norms, teacher_forced_loss
 from seq2seq_lab.analysis.similarity import layer_similarity
 from seq2seq_lab.callbacks.diagnostics import TransformerDiagnostics
+from seq2seq_lab.config import build_network
 from seq2seq_lab.data.batch import Batch
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
 from seq2seq_lab.models.transformer.network import TransformerNetwork

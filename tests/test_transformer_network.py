@@ -8,8 +8,8 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import build_network
 
+from seq2seq_lab.config import build_network
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
 from seq2seq_lab.decoding.beam import beam_search
 from seq2seq_lab.decoding.greedy import greedy_search
