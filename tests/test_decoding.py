@@ -9,8 +9,7 @@ import torch
 from conftest import FAMILIES, REPO
 from hydra import compose, initialize_config_dir
 
-from seq2seq_lab.decoding.beam import beam_search
-from seq2seq_lab.decoding.greedy import greedy_search
+from seq2seq_lab.decoding import DecodingSettings, beam_search, decode, greedy_search
 from seq2seq_lab.decoding.hypotheses import max_output_lengths
 
 torch.set_num_threads(1)  # tiny tensors: threads only contend on a loaded machine
@@ -38,9 +37,11 @@ def source_batch(seed: int = 0):
 def test_beam_size_one_equals_greedy(family):
     net = tiny_network(family)
     src, mask = source_batch()
-    greedy = greedy_search(net, src, mask, max_len_a=1.5, max_len_b=4)
+    greedy = greedy_search(net, src, mask, max_len_a=1.5, max_len_b=4, min_len=0)
     # length_penalty 0: lp = 1, so beam scores are plain log-probabilities like greedy's.
-    beam = beam_search(net, src, mask, beam_size=1, length_penalty=0.0, max_len_a=1.5, max_len_b=4)
+    beam = beam_search(
+        net, src, mask, beam_size=1, length_penalty=0.0, max_len_a=1.5, max_len_b=4, min_len=0
+    )
     assert beam.tokens == greedy.tokens
     assert beam.scores == pytest.approx(greedy.scores, abs=1e-4)
 
@@ -49,8 +50,10 @@ def test_beam_size_one_equals_greedy(family):
 def test_wider_beam_finds_at_least_greedys_log_probability(family):
     net = tiny_network(family, seed=3)
     src, mask = source_batch(seed=3)
-    greedy = greedy_search(net, src, mask, max_len_a=1.0, max_len_b=3)
-    beam = beam_search(net, src, mask, beam_size=4, length_penalty=0.0, max_len_a=1.0, max_len_b=3)
+    greedy = greedy_search(net, src, mask, max_len_a=1.0, max_len_b=3, min_len=0)
+    beam = beam_search(
+        net, src, mask, beam_size=4, length_penalty=0.0, max_len_a=1.0, max_len_b=3, min_len=0
+    )
     for b_score, g_score in zip(beam.scores, greedy.scores):
         assert b_score >= g_score - 1e-4
 
@@ -59,10 +62,10 @@ def test_outputs_respect_the_length_limit():
     net = tiny_network("transformer")
     src, mask = source_batch()
     limits = max_output_lengths(mask, 0.5, 1).tolist()
-    for hyps in (
-        greedy_search(net, src, mask, max_len_a=0.5, max_len_b=1),
-        beam_search(net, src, mask, beam_size=3, max_len_a=0.5, max_len_b=1),
-    ):
+    for beam_size in (1, 3):
+        hyps = decode(
+            net, src, mask, DecodingSettings(beam_size=beam_size, max_len_a=0.5, max_len_b=1)
+        )
         assert all(len(t) <= n for t, n in zip(hyps.tokens, limits))
 
 
@@ -70,10 +73,8 @@ def test_outputs_respect_the_length_limit():
 def test_attention_is_returned_per_emitted_step(family):
     net = tiny_network(family)
     src, mask = source_batch()
-    for hyps in (
-        greedy_search(net, src, mask, return_attention=True),
-        beam_search(net, src, mask, beam_size=3, return_attention=True),
-    ):
+    for beam_size in (1, 3):
+        hyps = decode(net, src, mask, DecodingSettings(beam_size=beam_size), return_attention=True)
         lengths = mask.sum(1).tolist()
         for tokens, attn, n in zip(hyps.tokens, hyps.attention, lengths):
             assert attn.shape[1] == n

@@ -31,13 +31,17 @@ def beam_search(
     src: Tensor,
     src_mask: Tensor,
     *,
-    beam_size: int = 5,
-    length_penalty: float = 1.0,
-    max_len_a: float = 1.5,
-    max_len_b: int = 10,
-    min_len: int = 0,
+    beam_size: int,
+    length_penalty: float,
+    max_len_a: float,
+    max_len_b: int,
+    min_len: int,
     return_attention: bool = False,
 ) -> Hypotheses:
+    """Each sentence's best finalised hypothesis by s / lp (see the module docstring).
+
+    Settings are required keywords: their defaults live in :class:`DecodingSettings` only.
+    """
     if beam_size < 1:
         raise ValueError(f"decoding.beam_size must be >= 1, got {beam_size}")
     device = src.device
