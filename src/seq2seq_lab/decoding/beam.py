@@ -77,8 +77,11 @@ def beam_search(
         at_limit = t + 1 >= limits  # [B]: this step's tokens are the last allowed
 
         # Finalise EOS continuations ranked in the top K (for sentences still searching).
+        # Only finite ones: with fewer than K finite continuations (a small vocabulary, EOS
+        # forbidden by min_len, the first step's empty beams) -inf rows fill the top K, and
+        # their EOS would take pool places and end the search before real hypotheses finish.
         rank = torch.arange(2 * K, device=device).unsqueeze(0)
-        to_finalise = ends & (rank < K) & ~done.unsqueeze(1)
+        to_finalise = ends & (rank < K) & ~done.unsqueeze(1) & torch.isfinite(top_scores)
         for b, r in to_finalise.nonzero().tolist():
             if len(finalised[b]) < K:
                 row = b * K + int(top_beam[b, r])
