@@ -31,6 +31,34 @@ def beam(net, src, mask, *, beam_size, length_penalty, max_len_b, min_len=0):
     )
 
 
+def test_eos_and_length_limit_in_the_same_step():
+    # K = 2, alpha 1, limit 3 tokens. Both sentences finalise [] (EOS first) at step 1; at
+    # step 3, the last allowed, an EOS ranks in the top K and live hypotheses remain.
+    live_wins = {
+        (): {A: 0.5, EOS: 0.3, B: 0.2},
+        (A,): {C: 0.6, D: 0.4},
+        (B,): {C: 0.7, EOS: 0.3},
+        (A, C): {D: 0.8, EOS: 0.2},  # A C D: 0.24, the best of step 3, not an EOS
+        (A, D): {EOS: 0.9, C: 0.1},  # A D EOS: 0.18, fills the pool of K = 2
+    }
+    eos_wins = {
+        (): {A: 0.6, EOS: 0.25, B: 0.15},
+        (A,): {C: 0.6, D: 0.4},
+        (B,): {C: 1.0},
+        (A, C): {EOS: 0.6, D: 0.4},
+        (A, D): {EOS: 0.95, C: 0.05},  # A D EOS: 0.228, the best of step 3
+    }
+    net = ScriptedNetwork([live_wins, eos_wins])
+    src, mask = sources(0, 1)
+    hyps = beam(net, src, mask, beam_size=2, length_penalty=1.0, max_len_b=3)
+    # [] scores log(0.3) / lp(1) = -1.20 and log(0.25) = -1.39: both lose to 3-token
+    # hypotheses once normalised, although their log-probabilities are higher.
+    assert hyps.tokens == [[A, C, D], [A, D]]
+    # A C D was cut at the limit: 3 tokens, no EOS; A D EOS counts its EOS: also 3.
+    expected = [math.log(0.5 * 0.6 * 0.8) / lp(3, 1.0), math.log(0.6 * 0.4 * 0.95) / lp(3, 1.0)]
+    assert hyps.scores == pytest.approx(expected, rel=1e-6)
+
+
 @pytest.mark.parametrize("beam_size", [1, 2, 3])
 @pytest.mark.parametrize("min_len", [0, 1, 2, 3])
 def test_min_len_forbids_eos_even_when_it_is_the_most_probable_token(min_len, beam_size):

@@ -9,10 +9,11 @@ skip the re-indexing (``BatchState.reorder_beams``).
 
 Search (fairseq's scheme): at each step the 2K best continuations of the K live hypotheses are
 ranked by total log-probability; those among the top K that end in EOS are finalised with the
-length-normalised score s / lp(|y|), lp = ((5 + |y|)/6)^alpha (GNMT); the K best that do not end
-in EOS stay alive. A sentence is done when it has K finalised hypotheses (or reaches its length
-limit, which finalises its live ones); the search stops when every sentence is done. The output
-is each sentence's best finalised hypothesis.
+length-normalised score s / lp(|y|), lp = ((5 + |y|)/6)^alpha (GNMT), |y| counting EOS; the K
+best that do not end in EOS stay alive. A sentence is done when it has K finalised hypotheses,
+or when it reaches its length limit, which finalises all its live ones (|y| the limit, no EOS);
+the search stops when every sentence is done. Only finite scores are finalised. The output is
+each sentence's best finalised hypothesis by s / lp(|y|).
 """
 
 from __future__ import annotations
@@ -106,10 +107,12 @@ def beam_search(
             attn_history = attn_history.index_select(0, rows)
         scores = keep_scores
 
-        # A sentence at its length limit finalises its live hypotheses, unfinished.
+        # A sentence at its length limit finalises its live hypotheses, unfinished: all of
+        # them, even into a full pool, since this step's EOS hypotheses (same length, ranked
+        # by the same scores) may have filled it although a live one scores higher.
         for b in (at_limit & ~done).nonzero().flatten().tolist():
             for k in range(K):
-                if len(finalised[b]) < K and torch.isfinite(scores[b, k]):
+                if torch.isfinite(scores[b, k]):
                     _finalise(
                         finalised[b],
                         float(scores[b, k]),
