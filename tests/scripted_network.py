@@ -9,8 +9,8 @@ which tokens rank where and can compute every score by hand:
 keeps its script when decoded alone), ``prefix`` the tuple of tokens emitted so far (BOS not
 included). Unlisted tokens get probability 0 (log-probability -inf), so a script can leave
 fewer live continuations than a beam has room for. A prefix the script does not list gets
-``fallback``. Probabilities of a row should sum to 1: the search's log_softmax then returns
-log(p) unchanged.
+``fallback``. Probabilities of a row must sum to 1 (checked), so that the search's
+log_softmax returns log(p) unchanged and hand-computed scores hold.
 
 The decoder state is a :class:`BatchState` (the prefix per row, the script index static per
 sentence), so beam search's ``select``/``reorder_beams`` move it like any family's state.
@@ -60,6 +60,8 @@ class ScriptedNetwork(Seq2SeqNetwork):
         vocab_size: int = VOCAB,
     ) -> None:
         super().__init__(src_vocab_size=vocab_size, tgt_vocab_size=vocab_size)
+        for row in [fallback or {}] + [row for script in scripts for row in script.values()]:
+            assert not row or math.isclose(sum(row.values()), 1.0), f"not a distribution: {row}"
         self.scripts = scripts
         self.fallback = fallback if fallback is not None else {EOS: 1.0}
 

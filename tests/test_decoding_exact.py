@@ -145,3 +145,19 @@ def test_greedy_stops_each_row_at_its_eos_or_limit_and_sums_the_chosen_log_probs
         math.log(0.6 * 0.9 * 0.8),  # B C D, no EOS
     ]
     assert hyps.scores == pytest.approx(expected, rel=1e-6)
+
+
+def test_beam_adds_nothing_to_a_sentence_after_its_length_limit():
+    # K = 4 but three hypotheses, so the first sentence ends at its limit (2 tokens) with a
+    # pool of three: A EOS, and A B, B A cut. Its rows are still stepped while the second
+    # sentence (limit 4) goes on, and would offer A B EOS, which alpha 1 ranks above A B.
+    short = {(): {A: 0.6, B: 0.4}, (A,): {B: 0.9, EOS: 0.1}, (B,): {A: 1.0}, (A, B): {EOS: 1.0}}
+    long = {(): {C: 1.0}, (C,): {D: 1.0}, (C, D): {C: 1.0}, (C, D, C): {EOS: 1.0}}
+    net = ScriptedNetwork([short, long], fallback={EOS: 1.0})
+    src = torch.tensor([[0, 0, 0], [1, 1, 1]])
+    mask = torch.tensor([[True, False, False], [True, True, True]])
+    hyps = beam_search(net, src, mask, beam_size=4, length_penalty=1.0, max_len_a=1.0,
+                       max_len_b=1, min_len=0)  # fmt: skip
+    assert hyps.tokens == [[A, B], [C, D, C]]
+    # A B cut: log(0.54) / lp(2) = -0.53 (A B EOS would score log(0.54) / lp(3) = -0.46)
+    assert hyps.scores == pytest.approx([math.log(0.6 * 0.9) / lp(2, 1.0), 0.0], abs=1e-6)
