@@ -64,6 +64,7 @@ class ScriptedNetwork(Seq2SeqNetwork):
             assert not row or math.isclose(sum(row.values()), 1.0), f"not a distribution: {row}"
         self.scripts = scripts
         self.fallback = fallback if fallback is not None else {EOS: 1.0}
+        self.steps = 0  # calls of step()
 
     def encode(self, src: Tensor, src_mask: Tensor) -> ScriptedMemory:
         return ScriptedMemory(script=src[:, 0].clone())
@@ -73,6 +74,7 @@ class ScriptedNetwork(Seq2SeqNetwork):
         return ScriptedState(script=memory.script, prefix=empty)
 
     def step(self, prev_tokens: Tensor, state: ScriptedState) -> StepOutput:
+        self.steps += 1
         prefix = torch.cat([state.prefix, prev_tokens.unsqueeze(1)], dim=1)  # [B, t + 1]
         logits = torch.full((prefix.size(0), self.tgt_vocab_size), float("-inf"))
         for row, (script, tokens) in enumerate(zip(state.script.tolist(), prefix.tolist())):

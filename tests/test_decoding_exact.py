@@ -161,3 +161,13 @@ def test_beam_adds_nothing_to_a_sentence_after_its_length_limit():
     assert hyps.tokens == [[A, B], [C, D, C]]
     # A B cut: log(0.54) / lp(2) = -0.53 (A B EOS would score log(0.54) / lp(3) = -0.46)
     assert hyps.scores == pytest.approx([math.log(0.6 * 0.9) / lp(2, 1.0), 0.0], abs=1e-6)
+
+
+def test_beam_stops_a_sentence_whose_live_hypotheses_all_score_minus_infinity():
+    # Two complete hypotheses (EOS, A EOS) and nothing else of finite probability: after
+    # step 2 a beam of 5 holds only -inf rows, and the search must end, not run to the limit.
+    net = ScriptedNetwork([{(): {A: 0.6, EOS: 0.4}, (A,): {EOS: 1.0}}])
+    src, mask = sources(0)
+    hyps = beam(net, src, mask, beam_size=5, length_penalty=0.0, max_len_b=100)
+    assert hyps.tokens == [[A]] and hyps.scores == pytest.approx([math.log(0.6)], rel=1e-6)
+    assert net.steps == 2

@@ -124,6 +124,9 @@ def beam_search(
                         with_eos=False,
                     )
         done |= at_limit | torch.tensor([len(f) >= K for f in finalised], device=device)
+        # No finite live hypothesis: every later continuation scores -inf and is never
+        # finalised, so stepping on until the limit could change nothing.
+        done |= ~torch.isfinite(scores).any(dim=1)
         if bool(done.all()):
             break
         state = out.state.reorder_beams(rows)
