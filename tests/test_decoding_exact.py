@@ -171,3 +171,24 @@ def test_beam_stops_a_sentence_whose_live_hypotheses_all_score_minus_infinity():
     hyps = beam(net, src, mask, beam_size=5, length_penalty=0.0, max_len_b=100)
     assert hyps.tokens == [[A]] and hyps.scores == pytest.approx([math.log(0.6)], rel=1e-6)
     assert net.steps == 2
+
+
+class NanNetwork(ScriptedNetwork):
+    """Logits all NaN, as a diverged run's are."""
+
+    def step(self, prev_tokens, state):
+        out = super().step(prev_tokens, state)
+        return out._replace(logits=torch.full_like(out.logits, float("nan")))
+
+
+@pytest.mark.parametrize(
+    "net,min_len",
+    [(NanNetwork([{}]), 0), (ScriptedNetwork([{(): {EOS: 1.0}}]), 1)],
+    ids=["nan-logits", "min_len-bars-the-only-token"],
+)
+def test_beam_without_any_finite_hypothesis_returns_the_empty_one(net, min_len):
+    # e.g. a diverged run's test set is still decoded (and scored BLEU 0), not a crash
+    src, mask = sources(0, 0, length=3)
+    hyps = beam(net, src, mask, beam_size=3, length_penalty=1.0, max_len_b=4, min_len=min_len)
+    assert hyps.tokens == [[], []]
+    assert hyps.scores == [float("-inf")] * 2

@@ -135,6 +135,11 @@ def beam_search(
     src_lengths = src_mask.sum(dim=1).tolist()
     tokens, best_scores, attention = [], [], []
     for b in range(B):
+        if not finalised[b]:
+            # No finite hypothesis at all: the network emits NaN (a diverged run) or min_len
+            # bars the only possible token. The empty hypothesis, scored -inf.
+            no_attn = None if attn_history is None else attn_history.new_zeros(0, src.size(1))
+            finalised[b].append((float("-inf"), [], no_attn))
         score, toks, attn = max(finalised[b], key=lambda h: h[0])
         tokens.append(toks)
         best_scores.append(score)
