@@ -19,6 +19,7 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from seq2seq_lab.config import compose_train
+from seq2seq_lab.decoding import DecodingSettings
 
 
 @cache
@@ -72,3 +73,8 @@ def module_settings(**overrides: Any) -> dict[str, Any]:
     """``module`` of conf/train.yaml (label smoothing, decoding, divergence...): the keyword
     arguments of ``Seq2SeqModule`` besides the network, optimiser and schedule."""
     return config_values("module", **overrides)
+
+
+def decoding_settings(**overrides: Any) -> DecodingSettings:
+    """``module.test_decoding`` (conf/decoding/beam.yaml) as settings, ``overrides`` on top."""
+    return DecodingSettings(**config_values("module.test_decoding", **overrides))

@@ -112,11 +112,35 @@ RECIPES = sorted(p.stem for p in (Path(CONF_DIR) / "recipe").glob("*.yaml"))
 
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_every_recipe_composes_and_builds_its_callbacks(recipe, tmp_path):
+    from omegaconf import OmegaConf
+
     cfg = compose_config("train", [f"recipe={recipe}"], tmp_path)
+    composed = OmegaConf.to_container(cfg, resolve=False)
+
+    def leaves(node: dict, prefix: str = ""):
+        for key, value in node.items():
+            if isinstance(value, dict):
+                yield from leaves(value, f"{prefix}{key}.")
+            else:
+                yield f"{prefix}{key}", value
+
+    # every value the recipe writes is the one the run gets: no group composed after it
+    # (scale, experiment, model size) silently overrides the recipe
+    written = OmegaConf.to_container(OmegaConf.load(Path(CONF_DIR) / "recipe" / f"{recipe}.yaml"))
+    written.pop("defaults", None)
+    for key, value in leaves(written):
+        node = composed
+        for part in key.split("."):
+            node = node[part]
+        assert node == value, key
     hydra.utils.instantiate(cfg.schedule)
     hydra.utils.get_class(cfg.model._target_)
     for name, conf in cfg.callbacks.items():
-        instantiate(conf, key=f"callbacks.{name}")
+        callback = instantiate(conf, key=f"callbacks.{name}")
+        if getattr(callback, "dirpath", None) is not None:  # checkpoints stay in the run dir
+            assert Path(callback.dirpath).is_relative_to(tmp_path), name
+        if "minutes" in conf:  # wall-clock marks: the recipe's minutes, in order
+            assert callback.marks == sorted(float(m) for m in conf.minutes), name
 
 
 def test_the_cpu_transformer_recipe_is_what_its_comment_says(tmp_path):

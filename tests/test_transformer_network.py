@@ -125,7 +125,9 @@ def test_greedy_and_beam_search_identical_with_and_without_cache(positions: str)
     for kv_cache in (True, False):
         net.kv_cache = kv_cache
         greedy = greedy_search(net, src, mask, max_len_a=0.0, max_len_b=12, min_len=12)
-        beam = beam_search(net, src, mask, beam_size=3, max_len_a=1.0, max_len_b=4)
+        beam = beam_search(
+            net, src, mask, beam_size=3, length_penalty=1.0, max_len_a=1.0, max_len_b=4, min_len=0
+        )
         results[kv_cache] = (greedy.tokens, beam.tokens)
     assert all(len(row) == 12 for row in results[True][0])  # length forced, EOS ignored
     assert results[True] == results[False]
@@ -225,5 +227,5 @@ def test_overfits_a_tiny_batch() -> None:
         logits = net(src, mask, tgt_in).logits
     final = F.cross_entropy(logits.reshape(-1, V), tgt_out.reshape(-1)).item()
     assert first > 2.5 and final < 0.02
-    hyps = greedy_search(net, src, mask, max_len_a=0.0, max_len_b=10)
+    hyps = greedy_search(net, src, mask, max_len_a=0.0, max_len_b=10, min_len=0)
     assert hyps.tokens == gold.tolist()

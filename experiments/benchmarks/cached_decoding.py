@@ -21,6 +21,7 @@ import time
 
 import torch
 
+from seq2seq_lab.config import build_network
 from seq2seq_lab.data.specials import EOS_ID, PAD_ID
 from seq2seq_lab.decoding.greedy import greedy_search
 from seq2seq_lab.models.transformer.network import TransformerNetwork
@@ -62,8 +63,8 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    net = TransformerNetwork(
-        src_vocab_size=args.vocab, tgt_vocab_size=args.vocab, d_model=args.d_model,
+    net = build_network(
+        "transformer", src_vocab_size=args.vocab, tgt_vocab_size=args.vocab, d_model=args.d_model,
         heads=args.heads, d_ff=args.d_ff, encoder_layers=args.layers, decoder_layers=args.layers,
         positions=args.positions,
     ).eval()  # fmt: skip

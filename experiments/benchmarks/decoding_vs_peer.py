@@ -30,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import joeynmt_peer  # noqa: E402
 import throughput_vs_peers  # noqa: E402
-from seq2seq_lab.models.base import decode  # noqa: E402
 
 from seq2seq_lab.checkpoint import load_checkpoint  # noqa: E402
 from seq2seq_lab.data.batching import source_batch  # noqa: E402
+from seq2seq_lab.decoding import DecodingSettings, decode  # noqa: E402
 from seq2seq_lab.pipeline import build_datamodule  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,19 +77,17 @@ class Ours:
         self.batches = [source_batch(encoded[i : i + BATCH]) for i in range(0, len(encoded), BATCH)]
 
     def run(self, beam: int, kv_cache: bool = True) -> dict:
-        settings = {
-            "beam_size": beam,
-            "length_penalty": 1.0,
-            "max_len_a": 0.0,
-            "max_len_b": MAX_OUTPUT + 1,
-        }  # fmt: skip  (+1: the limit counts EOS)
+        # P3 fixes every setting: alpha 1.0, no minimum, at most MAX_OUTPUT tokens
+        settings = DecodingSettings(
+            beam_size=beam, length_penalty=1.0, max_len_a=0.0, max_len_b=MAX_OUTPUT + 1, min_len=0
+        )  # +1: the limit counts EOS
         if hasattr(self.network, "kv_cache"):
             self.network.kv_cache = kv_cache
         generated, hypotheses = 0, []
         start = time.perf_counter()
         with torch.inference_mode():
             for batch in self.batches:
-                out = decode(self.network, batch, settings)
+                out = decode(self.network, batch.src, batch.src_mask, settings)
                 for ids in out.tokens:
                     generated += len(ids) + 1  # + EOS (or the step that hit the limit)
                     hypotheses.append(ids)

@@ -18,6 +18,11 @@ from seq2seq_lab.training.module import Seq2SeqModule
 
 DATAMODULE_KEY = "TranslationDataModule"  # Lightning stores datamodule.state_dict() here
 
+# Checkpoints written before every decoding setting was recorded left these out; the code of
+# that time decoded with these values, so an old checkpoint scores as it did then. (History,
+# not a default: the values of new runs come from conf/decoding/.)
+OLD_CHECKPOINT_DECODING = {"length_penalty": 1.0, "min_len": 0}
+
 
 @dataclass
 class LoadedCheckpoint:
@@ -55,7 +60,7 @@ def load_checkpoint(
             f"ckpt_path={path} holds a '{family}' model, but model={expected_family} was "
             f"requested; drop the model= override or pass a {expected_family} checkpoint"
         )
-    module = Seq2SeqModule(**hparams)
+    module = Seq2SeqModule(**_with_all_decoding_settings(hparams))
     module.load_state_dict(raw["state_dict"])
     module.eval()
     return LoadedCheckpoint(
@@ -64,3 +69,11 @@ def load_checkpoint(
         datamodule_state=raw.get(DATAMODULE_KEY, {}),
         run_config=hparams.get("run_config") or {},
     )
+
+
+def _with_all_decoding_settings(hparams: dict[str, Any]) -> dict[str, Any]:
+    upgraded = dict(hparams)
+    for key in ("val_decoding", "test_decoding"):
+        if key in upgraded:
+            upgraded[key] = {**OLD_CHECKPOINT_DECODING, **upgraded[key]}
+    return upgraded

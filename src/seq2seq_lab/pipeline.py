@@ -7,7 +7,6 @@ Every run ends with a results.json in its directory, whatever happened: "complet
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import time
 import traceback
@@ -229,8 +228,7 @@ def _expected_family(cfg: DictConfig) -> str | None:
 
 def _with_decoding_overrides(cfg: DictConfig, settings: DecodingSettings) -> DecodingSettings:
     """The checkpoint's test decoding with this command's non-null ``decoding.*`` on top."""
-    given = {k: v for k, v in (to_plain(cfg.get("decoding")) or {}).items() if v is not None}
-    return dataclasses.replace(settings, **given)
+    return settings.replace(**(to_plain(cfg.get("decoding")) or {}))
 
 
 def evaluate(cfg: DictConfig) -> dict[str, Any]:

@@ -9,10 +9,11 @@ skip the re-indexing (``BatchState.reorder_beams``).
 
 Search (fairseq's scheme): at each step the 2K best continuations of the K live hypotheses are
 ranked by total log-probability; those among the top K that end in EOS are finalised with the
-length-normalised score s / lp(|y|), lp = ((5 + |y|)/6)^alpha (GNMT); the K best that do not end
-in EOS stay alive. A sentence is done when it has K finalised hypotheses (or reaches its length
-limit, which finalises its live ones); the search stops when every sentence is done. The output
-is each sentence's best finalised hypothesis.
+length-normalised score s / lp(|y|), lp = ((5 + |y|)/6)^alpha (GNMT), |y| counting EOS; the K
+best that do not end in EOS stay alive. A sentence is done when it has K finalised hypotheses,
+or when it reaches its length limit, which finalises all its live ones (|y| the limit, no EOS);
+the search stops when every sentence is done. Only finite scores are finalised. The output is
+each sentence's best finalised hypothesis by s / lp(|y|).
 """
 
 from __future__ import annotations
@@ -31,13 +32,17 @@ def beam_search(
     src: Tensor,
     src_mask: Tensor,
     *,
-    beam_size: int = 5,
-    length_penalty: float = 1.0,
-    max_len_a: float = 1.5,
-    max_len_b: int = 10,
-    min_len: int = 0,
+    beam_size: int,
+    length_penalty: float,
+    max_len_a: float,
+    max_len_b: int,
+    min_len: int,
     return_attention: bool = False,
 ) -> Hypotheses:
+    """Each sentence's best finalised hypothesis by s / lp (see the module docstring).
+
+    Settings are required keywords: their defaults live in :class:`DecodingSettings` only.
+    """
     if beam_size < 1:
         raise ValueError(f"decoding.beam_size must be >= 1, got {beam_size}")
     device = src.device
@@ -73,8 +78,11 @@ def beam_search(
         at_limit = t + 1 >= limits  # [B]: this step's tokens are the last allowed
 
         # Finalise EOS continuations ranked in the top K (for sentences still searching).
+        # Only finite ones: with fewer than K finite continuations (a small vocabulary, EOS
+        # forbidden by min_len, the first step's empty beams) -inf rows fill the top K, and
+        # their EOS would take pool places and end the search before real hypotheses finish.
         rank = torch.arange(2 * K, device=device).unsqueeze(0)
-        to_finalise = ends & (rank < K) & ~done.unsqueeze(1)
+        to_finalise = ends & (rank < K) & ~done.unsqueeze(1) & torch.isfinite(top_scores)
         for b, r in to_finalise.nonzero().tolist():
             if len(finalised[b]) < K:
                 row = b * K + int(top_beam[b, r])
@@ -99,10 +107,12 @@ def beam_search(
             attn_history = attn_history.index_select(0, rows)
         scores = keep_scores
 
-        # A sentence at its length limit finalises its live hypotheses, unfinished.
+        # A sentence at its length limit finalises its live hypotheses, unfinished: all of
+        # them, even into a full pool, since this step's EOS hypotheses (same length, ranked
+        # by the same scores) may have filled it although a live one scores higher.
         for b in (at_limit & ~done).nonzero().flatten().tolist():
             for k in range(K):
-                if len(finalised[b]) < K and torch.isfinite(scores[b, k]):
+                if torch.isfinite(scores[b, k]):
                     _finalise(
                         finalised[b],
                         float(scores[b, k]),
@@ -114,6 +124,9 @@ def beam_search(
                         with_eos=False,
                     )
         done |= at_limit | torch.tensor([len(f) >= K for f in finalised], device=device)
+        # No finite live hypothesis: every later continuation scores -inf and is never
+        # finalised, so stepping on until the limit could change nothing.
+        done |= ~torch.isfinite(scores).any(dim=1)
         if bool(done.all()):
             break
         state = out.state.reorder_beams(rows)
@@ -122,6 +135,11 @@ def beam_search(
     src_lengths = src_mask.sum(dim=1).tolist()
     tokens, best_scores, attention = [], [], []
     for b in range(B):
+        if not finalised[b]:
+            # No finite hypothesis at all: the network emits NaN (a diverged run) or min_len
+            # bars the only possible token. The empty hypothesis, scored -inf.
+            no_attn = None if attn_history is None else attn_history.new_zeros(0, src.size(1))
+            finalised[b].append((float("-inf"), [], no_attn))
         score, toks, attn = max(finalised[b], key=lambda h: h[0])
         tokens.append(toks)
         best_scores.append(score)

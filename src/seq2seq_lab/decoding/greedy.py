@@ -18,12 +18,15 @@ def greedy_search(
     src: Tensor,
     src_mask: Tensor,
     *,
-    max_len_a: float = 1.5,
-    max_len_b: int = 10,
-    min_len: int = 0,
+    max_len_a: float,
+    max_len_b: int,
+    min_len: int,
     return_attention: bool = False,
 ) -> Hypotheses:
-    """y_t = argmax_y log P(y | y_<t, x) until EOS or the length limit a*|x| + b.
+    """y_t = argmax_y log P(y | y_<t, x) until EOS or the length limit a*|x| + b; EOS is
+    forbidden until min_len tokens have been emitted. The score is sum_t log P(y_t | y_<t, x), EOS included.
+
+    Settings are required keywords: their defaults live in :class:`DecodingSettings` only.
 
     Finished rows stay in the batch (their steps are computed and discarded) so that the
     decoder state never has to be re-indexed; the loop ends when every row has finished.

@@ -50,7 +50,7 @@ class Seq2SeqModule(L.LightningModule):
         schedule: constructor config of a schedule from ``seq2seq_lab.optim.schedules``.
         label_smoothing: epsilon of the smoothed target distribution.
         val_decoding / test_decoding: decoder settings, the fields of
-            :class:`~seq2seq_lab.decoding.DecodingSettings` (beam_size; the others default there).
+            :class:`~seq2seq_lab.decoding.DecodingSettings` (conf/decoding/).
         divergence: ``max_loss_ratio`` and ``patience`` of the
             :class:`~seq2seq_lab.training.divergence.DivergenceRule`.
         attention_plots: how many fixed validation sentences get an attention heatmap.
