@@ -9,12 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import CONF_DIR
+from conftest import CONF_DIR, compose_config
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from omegaconf import OmegaConf, open_dict
-from test_report_support import entropy_records
+from omegaconf import OmegaConf
+from report_support import entropy_records
 
 from seq2seq_lab.checkpoint import family_of
 from seq2seq_lab.report.experiments import SPECS
@@ -43,9 +43,8 @@ def grid(experiment: str) -> list[list[str]]:
 
 
 def job_run(overrides: list[str], path: Path, bleu: float) -> Run:
-    cfg = _compose(overrides)
-    with open_dict(cfg):
-        cfg.paths.output_dir = str(path)
+    # with the job's Hydra config set, as in a real job: the config reads runtime choices
+    cfg = compose_config("train", overrides, output_dir=path)
     config = OmegaConf.to_container(cfg, resolve=False)
     config["model"] = OmegaConf.to_container(cfg.model, resolve=True)
     config["optim"] = OmegaConf.to_container(cfg.optim, resolve=True)
