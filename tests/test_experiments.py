@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 TRIMMED = {
     "e1_attention": ["model=seq2seq,bahdanau"],
     "e2_reversal": ["model=seq2seq"],
-    "e3_scores": ["e3=luong_dot,bahdanau_concat"],
+    "e3_scores": ["experiment/e3_scores=luong_dot,bahdanau_concat"],
     "e4_norm_warmup": [
         "model.norm=post",
         "schedule.linear_warmup=false",
@@ -26,7 +26,7 @@ TRIMMED = {
         "trainer.gradient_clip_val=null",
     ],
     "e5_scaling": ["model.d_model=32"],
-    "e6_positions_heads": ["e6=sinusoidal,relative"],
+    "e6_positions_heads": ["experiment/e6_positions_heads=sinusoidal,relative"],
     "e7_cells": ["model=seq2seq", "model.cell=rnn,gru"],
 }
 
