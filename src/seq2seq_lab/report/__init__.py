@@ -12,6 +12,7 @@ Computing (no file written, no text laid out):
   their published finding, expectation, checks and thresholds, roles and plots live;
 - ``significance``: sacrebleu's paired bootstrap test and which runs it pairs;
 - ``commands``: the sweep command rebuilt from the runs' Hydra overrides;
+- ``grid``: an experiment's sweep grid read from its composed Hydra config;
 - ``assessment``: all of the above for one experiment's runs.
 
 Rendering (reads an assessment, computes nothing):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from seq2seq_lab.report.assessment import Assessment
 from seq2seq_lab.report.figures import Figures
 from seq2seq_lab.report.runs import Run, Unreadable
 from seq2seq_lab.report.significance import P_SIGNIFICANT
+from seq2seq_lab.report.spec import ExperimentSpec
 
 NOTE_CHARS = 140
 
@@ -102,16 +103,17 @@ def _decoding(runs: Sequence[Run]) -> str:
     return "; ".join(_distinct(found)) or "not recorded"
 
 
+def training_budget(trainer: Mapping[str, Any]) -> str:
+    """ "max_epochs 30, max_steps -1, max_time {'minutes': 3}" from a resolved trainer config."""
+    return ", ".join(
+        f"{k} {'null' if trainer[k] is None else trainer[k]}"
+        for k in ("max_epochs", "max_steps", "max_time")
+        if k in trainer
+    )
+
+
 def _budget(runs: Sequence[Run]) -> str:
-    found = []
-    for run in runs:
-        trainer = run.config.get("trainer") or {}
-        parts = [
-            f"{k} {'null' if trainer[k] is None else trainer[k]}"
-            for k in ("max_epochs", "max_steps", "max_time")
-            if k in trainer
-        ]
-        found.append(", ".join(parts))
+    found = [training_budget(run.config.get("trainer") or {}) for run in runs]
     return "; ".join(_distinct(found)) or "not recorded"
 
 
@@ -260,21 +262,22 @@ def significance_section(report: Assessment) -> list[str]:
     return lines
 
 
+def finding_lines(spec: ExperimentSpec) -> list[str]:
+    """The published finding and the expectation, as the report and the README show them."""
+    lines = [f"**Published:** {spec.published}", ""]
+    if spec.expected:
+        lines += [f"**A faithful small-scale reproduction should show:** {spec.expected}", ""]
+    return lines
+
+
 def verdict_section(report: Assessment) -> list[str]:
     spec, verdict = report.spec, report.verdict
-    lines = ["## Published finding vs ours", ""]
-    lines.append(f"**Published:** {spec.published}")
-    lines.append("")
-    if spec.expected:
-        lines.append(f"**A faithful small-scale reproduction should show:** {spec.expected}")
-        lines.append("")
+    lines = ["## Published finding vs ours", "", *finding_lines(spec)]
     if verdict.findings:
         rows = []
         for i, (check, finding) in enumerate(verdict.findings, 1):
             answer = {True: "holds", False: "fails", None: "lacks data"}[finding.holds]
-            rows.append(
-                [i, check.text + ("" if check.primary else " (secondary)"), answer, finding.detail]
-            )
+            rows.append([i, check.label, answer, finding.detail])
         lines += ["**Ours:**", "", table(["#", "check", "result", "numbers used"], rows), ""]
     lines.append(f"**Rule:** {verdict.rule}")
     lines.append("")
