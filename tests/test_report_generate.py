@@ -18,6 +18,7 @@ from report_support import (
 )
 
 from seq2seq_lab.report.__main__ import main
+from seq2seq_lab.report.experiments import SPECS
 from seq2seq_lab.report.generate import generate_report
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -210,7 +211,7 @@ def test_verdicts_and_rules_are_written(generated):
     root, _, reports, _ = generated
     markdown = (root / "report" / "e1_attention" / "report.md").read_text()
     assert "**Rule:** Checks: (1)" in markdown
-    assert "**Published:** WMT14 en-fr" in markdown
+    assert f"**Published:** {SPECS['e1_attention'].published}" in markdown
     # the diverged Transformer (0 BLEU for the rules) fails "every attention model >= +2"
     verdicts = {name: report.assessment.verdict for name, report in reports.items()}
     assert verdicts["e1_attention"].outcome == "not reproduced"
