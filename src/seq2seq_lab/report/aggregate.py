@@ -121,6 +121,12 @@ class Variant:
         ran = [run for run in self.runs if run.status in ("completed", "diverged")]
         return sum(run.status == "diverged" for run in ran) / len(ran) if ran else 0.0
 
+    def diagnostics(self) -> list[list[dict[str, Any]]]:
+        """The validation diagnostics (:meth:`Run.validation_diagnostics`) of each run that has
+        some; a failed run's are left out, like its scores."""
+        found = [run.validation_diagnostics() for run in self.runs if run.status != "failed"]
+        return [records for records in found if records]
+
     def bleu_by_length(self) -> dict[str, MeanStd]:
         """{bucket: BLEU over seeds} from the runs' test.bleu_by_length, buckets in order."""
         per_bucket: dict[str, list[float]] = {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +45,9 @@ def status_summary(runs: Sequence[Run]) -> str:
     return f"{len(runs)} run{'s' if len(runs) != 1 else ''}" + (f" ({counts})" if counts else "")
 
 
-def _distinct(values: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(v for v in values if v))
+def _across(runs: Sequence[Run], describe: Callable[[Run], str], missing: str) -> str:
+    """The runs' distinct non-empty descriptions, in order, joined by "; " (else ``missing``)."""
+    return "; ".join(dict.fromkeys(d for run in runs if (d := describe(run)))) or missing
 
 
 def _software(runs: Sequence[Run]) -> str:
@@ -76,31 +77,18 @@ def _hardware(runs: Sequence[Run]) -> str:
     return "; ".join(f"{k} ({n} runs)" for k, n in counts.items())
 
 
-def _data(runs: Sequence[Run]) -> str:
-    found = []
-    for run in runs:
-        data = run.results.get("data") or {}
-        if data:
-            found.append(f"{data.get('source', '?')}; {data.get('tokenizer', '?')}")
-    return "; ".join(_distinct(found)) or "not recorded"
+def _data(run: Run) -> str:
+    data = run.results.get("data") or {}
+    return f"{data.get('source', '?')}; {data.get('tokenizer', '?')}" if data else ""
 
 
-def _test_set(runs: Sequence[Run]) -> str:
-    found = [
-        f"split `{run.test.get('split')}`, {run.test.get('sentences')} sentences"
-        for run in runs
-        if run.test
-    ]
-    return "; ".join(_distinct(found)) or "no run was tested"
+def _test_set(run: Run) -> str:
+    test = run.test
+    return f"split `{test.get('split')}`, {test.get('sentences')} sentences" if test else ""
 
 
-def _decoding(runs: Sequence[Run]) -> str:
-    found = [
-        ", ".join(f"{k} {v}" for k, v in (run.test.get("decoding") or {}).items())
-        for run in runs
-        if run.test.get("decoding")
-    ]
-    return "; ".join(_distinct(found)) or "not recorded"
+def _decoding(run: Run) -> str:
+    return ", ".join(f"{k} {v}" for k, v in (run.test.get("decoding") or {}).items())
 
 
 def training_budget(trainer: Mapping[str, Any]) -> str:
@@ -112,9 +100,8 @@ def training_budget(trainer: Mapping[str, Any]) -> str:
     )
 
 
-def _budget(runs: Sequence[Run]) -> str:
-    found = [training_budget(run.config.get("trainer") or {}) for run in runs]
-    return "; ".join(_distinct(found)) or "not recorded"
+def _budget(run: Run) -> str:
+    return training_budget(run.config.get("trainer") or {})
 
 
 def _seeds(runs: Sequence[Run]) -> str:
@@ -144,9 +131,10 @@ def header_section(report: Assessment) -> list[str]:
     lines.append("")
     lines.append(f"- **Runs:** {status_summary(runs)}")
     lines.append(f"- **Seeds:** {_seeds(runs)}")
-    lines.append(f"- **Data:** {_data(runs)}; test: {_test_set(runs)}")
-    lines.append(f"- **Test decoding:** {_decoding(runs)}")
-    lines.append(f"- **Training budget:** {_budget(runs)}")
+    data, test = _across(runs, _data, "not recorded"), _across(runs, _test_set, "no run was tested")
+    lines.append(f"- **Data:** {data}; test: {test}")
+    lines.append(f"- **Test decoding:** {_across(runs, _decoding, 'not recorded')}")
+    lines.append(f"- **Training budget:** {_across(runs, _budget, 'not recorded')}")
     lines.append(f"- **Software:** {_software(runs)}")
     lines.append(f"- **Hardware:** {_hardware(runs)}")
     lines.append(

@@ -32,13 +32,8 @@ def first_entropy(variant: Variant) -> float | None:
     mean over the variant's non-failed runs that recorded diagnostics."""
     from seq2seq_lab.analysis.entropy import mean_entropy
 
-    values = []
-    for run in variant.runs:
-        records = run.validation_diagnostics()
-        if run.status != "failed" and records and records[0].get("entropy"):
-            per_kind = mean_entropy(records[0]["entropy"])
-            values.append(mean_std(per_kind.values()).mean)
-    return mean_std(values).mean
+    firsts = [records[0].get("entropy") for records in variant.diagnostics()]
+    return mean_std(mean_std(mean_entropy(e).values()).mean for e in firsts if e).mean
 
 
 def _e5_pairs(c: Comparison) -> list[tuple[int, Variant | None, Variant | None]]:
