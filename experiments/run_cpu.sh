@@ -18,7 +18,7 @@ TAG=${TAG:-$(date +%Y-%m-%d_%H-%M-%S)}
 
 for name in "$@"; do
   if [ ! -f "conf/experiment/$name.yaml" ]; then
-    echo "run_cpu.sh: no conf/experiment/$name.yaml (expected one of: $(ls conf/experiment | sed 's/.yaml//' | tr '\n' ' '))" >&2
+    echo "run_cpu.sh: no conf/experiment/$name.yaml (expected one of: $(cd conf/experiment && ls *.yaml | sed 's/.yaml//' | tr '\n' ' '))" >&2
     exit 2
   fi
   sweep="multirun/$name/cpu/$TAG"

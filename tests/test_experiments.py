@@ -4,10 +4,15 @@ report generator turns the runs into markdown and PNGs; a diverging job is repor
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
 from conftest import run_cli
+
+from seq2seq_lab.report.experiments import SPECS
+from seq2seq_lab.report.runs import find_runs
+from seq2seq_lab.report.spec import Comparison
 
 pytestmark = pytest.mark.slow
 
@@ -16,7 +21,7 @@ pytestmark = pytest.mark.slow
 TRIMMED = {
     "e1_attention": ["model=seq2seq,bahdanau"],
     "e2_reversal": ["model=seq2seq"],
-    "e3_scores": ["e3=luong_dot,bahdanau_concat"],
+    "e3_scores": ["experiment/e3_scores=luong_dot,bahdanau_concat"],
     "e4_norm_warmup": [
         "model.norm=post",
         "schedule.linear_warmup=false",
@@ -26,7 +31,7 @@ TRIMMED = {
         "trainer.gradient_clip_val=null",
     ],
     "e5_scaling": ["model.d_model=32"],
-    "e6_positions_heads": ["e6=sinusoidal,relative"],
+    "e6_positions_heads": ["experiment/e6_positions_heads=sinusoidal,relative"],
     "e7_cells": ["model=seq2seq", "model.cell=rnn,gru"],
 }
 
@@ -71,16 +76,26 @@ def test_a_diverging_job_is_recorded_and_the_sweep_goes_on(sweeps):
 def test_report_from_the_smoke_sweeps(sweeps, tmp_path):
     proc = run_cli("report", str(sweeps), "--out", str(tmp_path), "--bootstrap-samples", "50")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for experiment in TRIMMED:
+    for experiment, trim in TRIMMED.items():
         report = tmp_path / experiment / "report.md"
         assert report.is_file(), experiment
         text = report.read_text()
-        assert "python -m seq2seq_lab.train -m" in text
+        # the sweep command rebuilt from the runs: the experiment, and the keys it was cut to
+        # swept over several values
+        (command,) = [x for x in text.splitlines() if x.startswith("python -m seq2seq_lab")]
+        tokens = shlex.split(command)
+        assert tokens[3] == "-m" and f"experiment={experiment}" in tokens
+        for key in (o.split("=")[0] for o in trim if "," in o):
+            assert any(t.startswith(f"{key}=") and "," in t for t in tokens), (key, command)
         assert "nrefs:1" in text  # the sacrebleu signature
-        assert "Verdict" in text or "verdict" in text
+        # the verdict written is the one the spec's rule gives on these runs
+        spec = SPECS[experiment]
+        verdict = spec.verdict(Comparison(spec, find_runs(sweeps / experiment)[0]))
+        assert f"**Verdict: {verdict.outcome}**" in text
+        assert f"**Rule:** {verdict.rule}" in text
         assert list((tmp_path / experiment).glob("*.png")), experiment
     e4 = (tmp_path / "e4_norm_warmup" / "report.md").read_text()
-    assert "diverged" in e4
+    assert "2 runs (1 completed, 1 diverged)" in e4
     assert (tmp_path / "README.md").is_file()
 
 

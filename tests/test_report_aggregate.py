@@ -7,7 +7,7 @@ import shlex
 import statistics
 
 import pytest
-from test_report_support import write_run
+from report_support import write_run
 
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.report.aggregate import bucket_key, group_variants, mean_std, rule_bleu

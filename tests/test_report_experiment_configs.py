@@ -4,48 +4,30 @@ config, and with a score for every job, every verdict check has its data."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 
 import pytest
-from conftest import CONF_DIR
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.override_parser.overrides_parser import OverridesParser
-from omegaconf import OmegaConf, open_dict
-from test_report_support import entropy_records
+from conftest import compose_config
+from omegaconf import OmegaConf
+from report_support import entropy_records
 
 from seq2seq_lab.checkpoint import family_of
 from seq2seq_lab.report.experiments import SPECS
+from seq2seq_lab.report.grid import axes, compose_experiment, settings
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Comparison
-
-
-def _compose(overrides: list[str], hydra_config: bool = False):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(CONF_DIR, version_base="1.3"):
-        return compose("train", overrides=overrides, return_hydra_config=hydra_config)
 
 
 def grid(experiment: str) -> list[list[str]]:
     """The override lists of the experiment's sweep jobs (one seed)."""
     base = [f"experiment={experiment}", "scale=smoke"]
-    params = _compose(base, hydra_config=True).hydra.sweeper.params
-    parser = OverridesParser.create()
-    axes = []
-    for key, value in params.items():
-        if key == "seed":
-            continue
-        override = parser.parse_override(f"{key}={value}")
-        axes.append([f"{key}={v}" for v in override.sweep_string_iterator()])
-    return [base + list(job) for job in itertools.product(*axes)]
+    return [base + job for job in settings(axes(compose_experiment(experiment, "smoke")))]
 
 
 def job_run(overrides: list[str], path: Path, bleu: float) -> Run:
-    cfg = _compose(overrides)
-    with open_dict(cfg):
-        cfg.paths.output_dir = str(path)
+    # with the job's Hydra config set, as in a real job: the config reads runtime choices
+    cfg = compose_config("train", overrides, output_dir=path)
     config = OmegaConf.to_container(cfg, resolve=False)
     config["model"] = OmegaConf.to_container(cfg.model, resolve=True)
     config["optim"] = OmegaConf.to_container(cfg.optim, resolve=True)

@@ -9,7 +9,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from test_report_support import (
+from report_support import (
     corpus,
     metrics_rows,
     transformer_diagnostics,
@@ -18,6 +18,7 @@ from test_report_support import (
 )
 
 from seq2seq_lab.report.__main__ import main
+from seq2seq_lab.report.experiments import SPECS
 from seq2seq_lab.report.generate import generate_report
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -196,31 +197,32 @@ def test_header_carries_the_sweep_command_seeds_versions_and_hardware(generated)
 
 def test_significance_pairs_seeds_and_finds_the_clear_gain(generated):
     _, _, reports, _ = generated
-    tests = reports["e1_attention"].significance
+    tests = reports["e1_attention"].assessment.significance
     pairs = [(t.system.label, t.baseline.label, t.system_seed, t.baseline_seed) for t in tests]
     assert sorted(pairs) == [("bahdanau", "seq2seq", 1, 1), ("bahdanau", "seq2seq", 2, 2)]
     for t in tests:
         (result,) = t.results
         assert result.delta > 0 and result.p_value < 0.05
-    notes = reports["e1_attention"].significance_notes
+    notes = reports["e1_attention"].assessment.significance_notes
     assert any(n.startswith("transformer vs seq2seq") for n in notes)
 
 
 def test_verdicts_and_rules_are_written(generated):
     root, _, reports, _ = generated
     markdown = (root / "report" / "e1_attention" / "report.md").read_text()
-    assert f"**Verdict: {reports['e1_attention'].verdict.outcome}**" in markdown
     assert "**Rule:** Checks: (1)" in markdown
-    assert "**Published:** WMT14 en-fr" in markdown
+    assert f"**Published:** {SPECS['e1_attention'].published}" in markdown
     # the diverged Transformer (0 BLEU for the rules) fails "every attention model >= +2"
-    assert reports["e1_attention"].verdict.outcome == "not reproduced"
-    assert reports["e4_norm_warmup"].verdict.findings[0][1].holds is True  # post-LN diverged
-    assert reports["adhoc"].verdict.outcome == "no rule"
+    verdicts = {name: report.assessment.verdict for name, report in reports.items()}
+    assert verdicts["e1_attention"].outcome == "not reproduced"
+    assert verdicts["e4_norm_warmup"].findings[0][1].holds is True  # post-LN diverged
+    assert verdicts["adhoc"].outcome == "no rule"
+    assert "**Verdict: not reproduced**" in markdown
 
 
 def test_one_heatmap_per_model_is_copied(generated):
     root, _, reports, _ = generated
-    (heatmap,) = reports["e1_attention"].heatmaps
+    (heatmap,) = reports["e1_attention"].figures.heatmaps
     assert heatmap.variant == "bahdanau" and heatmap.source == "attention/step0000010/val0.png"
     assert heatmap.path == root / "report" / "e1_attention" / "heatmaps" / "bahdanau.png"
     assert (

@@ -4,7 +4,7 @@ identical outputs and for an equally good system with different outputs."""
 from __future__ import annotations
 
 import pytest
-from test_report_support import corpus, translate
+from report_support import corpus, translate
 
 from seq2seq_lab.report.significance import paired_bootstrap
 

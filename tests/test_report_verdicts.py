@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_report_support import entropy_records, write_run
+from report_support import entropy_records, write_run
 
 from seq2seq_lab.report.experiments import SPECS
 from seq2seq_lab.report.experiments.e4_norm_warmup import has_warmup

@@ -60,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     for report in generated.reports:
-        runs = len(report.comparison.runs)
-        print(f"{report.name}: {runs} runs, verdict {report.verdict.outcome} -> {report.path}")
+        runs, verdict = len(report.assessment.comparison.runs), report.assessment.verdict
+        print(f"{report.name}: {runs} runs, verdict {verdict.outcome} -> {report.path}")
     for name, error in generated.failed.items():
         print(f"error: the report of {name} could not be built: {error}", file=sys.stderr)
     for unreadable in generated.unreadable:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,16 @@ def mean_std(values: Iterable[float | None]) -> MeanStd:
     return MeanStd(tuple(float(v) for v in values if v is not None and math.isfinite(v)))
 
 
+def status_counts(runs: Iterable[Run]) -> str:
+    """ "3 completed" / "2 completed, 1 diverged" (statuses in their canonical order)."""
+    counts = Counter(run.status for run in runs)
+    parts = [f"{counts[s]} {s}" for s in STATUSES if counts[s]]
+    other = sum(counts.values()) - sum(counts[s] for s in STATUSES)
+    if other:
+        parts.append(f"{other} unknown")
+    return ", ".join(parts)
+
+
 def rule_bleu(run: Run) -> float | None:
     """The BLEU a verdict rule sees for one run (see the module docstring)."""
     bleu = run.score("bleu")
@@ -81,16 +92,8 @@ class Variant:
     runs: list[Run] = field(default_factory=list)
 
     # ------------------------------------------------------------------ status
-    def count(self, status: str) -> int:
-        return sum(run.status == status for run in self.runs)
-
     def status_text(self) -> str:
-        """ "3 completed" / "2 completed, 1 diverged" (statuses in their canonical order)."""
-        parts = [f"{self.count(s)} {s}" for s in STATUSES if self.count(s)]
-        other = len(self.runs) - sum(self.count(s) for s in STATUSES)
-        if other:
-            parts.append(f"{other} unknown")
-        return ", ".join(parts)
+        return status_counts(self.runs)
 
     @property
     def seeds(self) -> list[int]:
@@ -117,6 +120,12 @@ class Variant:
         """Share of this variant's non-failed runs that diverged (0 when none ran)."""
         ran = [run for run in self.runs if run.status in ("completed", "diverged")]
         return sum(run.status == "diverged" for run in ran) / len(ran) if ran else 0.0
+
+    def diagnostics(self) -> list[list[dict[str, Any]]]:
+        """The validation diagnostics (:meth:`Run.validation_diagnostics`) of each run that has
+        some; a failed run's are left out, like its scores."""
+        found = [run.validation_diagnostics() for run in self.runs if run.status != "failed"]
+        return [records for records in found if records]
 
     def bleu_by_length(self) -> dict[str, MeanStd]:
         """{bucket: BLEU over seeds} from the runs' test.bleu_by_length, buckets in order."""

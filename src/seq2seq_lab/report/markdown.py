@@ -1,24 +1,24 @@
 """The report as GitHub-flavoured markdown: relative image links, pipe tables, <details>.
 
-Only rendering lives here; every number comes from the objects ``generate`` builds.
+Only rendering lives here: every number comes from an :class:`Assessment` (computing) and
+every image from the :class:`Figures` drawn beside report.md.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from seq2seq_lab.report.aggregate import MeanStd, mean_std
+from seq2seq_lab.report.aggregate import MeanStd, mean_std, status_counts
+from seq2seq_lab.report.assessment import Assessment
+from seq2seq_lab.report.figures import Figures
 from seq2seq_lab.report.runs import Run, Unreadable
-from seq2seq_lab.results import STATUSES
+from seq2seq_lab.report.significance import P_SIGNIFICANT
+from seq2seq_lab.report.spec import ExperimentSpec
 
-if TYPE_CHECKING:
-    from seq2seq_lab.report.generate import ExperimentReport
-
-P_SIGNIFICANT = 0.05
 NOTE_CHARS = 140
 
 
@@ -40,15 +40,14 @@ def _first_line(text: str, limit: int = NOTE_CHARS) -> str:
 
 
 def status_summary(runs: Sequence[Run]) -> str:
-    counts = Counter(run.status for run in runs)
-    parts = [f"{counts[s]} {s}" for s in STATUSES if counts[s]]
-    return f"{len(runs)} run{'s' if len(runs) != 1 else ''}" + (
-        f" ({', '.join(parts)})" if parts else ""
-    )
+    """ "6 runs (4 completed, 1 diverged, 1 failed)"."""
+    counts = status_counts(runs)
+    return f"{len(runs)} run{'s' if len(runs) != 1 else ''}" + (f" ({counts})" if counts else "")
 
 
-def _distinct(values: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(v for v in values if v))
+def _across(runs: Sequence[Run], describe: Callable[[Run], str], missing: str) -> str:
+    """The runs' distinct non-empty descriptions, in order, joined by "; " (else ``missing``)."""
+    return "; ".join(dict.fromkeys(d for run in runs if (d := describe(run)))) or missing
 
 
 def _software(runs: Sequence[Run]) -> str:
@@ -78,44 +77,31 @@ def _hardware(runs: Sequence[Run]) -> str:
     return "; ".join(f"{k} ({n} runs)" for k, n in counts.items())
 
 
-def _data(runs: Sequence[Run]) -> str:
-    found = []
-    for run in runs:
-        data = run.results.get("data") or {}
-        if data:
-            found.append(f"{data.get('source', '?')}; {data.get('tokenizer', '?')}")
-    return "; ".join(_distinct(found)) or "not recorded"
+def _data(run: Run) -> str:
+    data = run.results.get("data") or {}
+    return f"{data.get('source', '?')}; {data.get('tokenizer', '?')}" if data else ""
 
 
-def _test_set(runs: Sequence[Run]) -> str:
-    found = [
-        f"split `{run.test.get('split')}`, {run.test.get('sentences')} sentences"
-        for run in runs
-        if run.test
-    ]
-    return "; ".join(_distinct(found)) or "no run was tested"
+def _test_set(run: Run) -> str:
+    test = run.test
+    return f"split `{test.get('split')}`, {test.get('sentences')} sentences" if test else ""
 
 
-def _decoding(runs: Sequence[Run]) -> str:
-    found = [
-        ", ".join(f"{k} {v}" for k, v in (run.test.get("decoding") or {}).items())
-        for run in runs
-        if run.test.get("decoding")
-    ]
-    return "; ".join(_distinct(found)) or "not recorded"
+def _decoding(run: Run) -> str:
+    return ", ".join(f"{k} {v}" for k, v in (run.test.get("decoding") or {}).items())
 
 
-def _budget(runs: Sequence[Run]) -> str:
-    found = []
-    for run in runs:
-        trainer = run.config.get("trainer") or {}
-        parts = [
-            f"{k} {'null' if trainer[k] is None else trainer[k]}"
-            for k in ("max_epochs", "max_steps", "max_time")
-            if k in trainer
-        ]
-        found.append(", ".join(parts))
-    return "; ".join(_distinct(found)) or "not recorded"
+def training_budget(trainer: Mapping[str, Any]) -> str:
+    """ "max_epochs 30, max_steps -1, max_time {'minutes': 3}" from a resolved trainer config."""
+    return ", ".join(
+        f"{k} {'null' if trainer[k] is None else trainer[k]}"
+        for k in ("max_epochs", "max_steps", "max_time")
+        if k in trainer
+    )
+
+
+def _budget(run: Run) -> str:
+    return training_budget(run.config.get("trainer") or {})
 
 
 def _seeds(runs: Sequence[Run]) -> str:
@@ -128,7 +114,7 @@ def _int(ms: MeanStd) -> str:
 
 
 # ---------------------------------------------------------------------------- sections
-def header_section(report: ExperimentReport) -> list[str]:
+def header_section(report: Assessment) -> list[str]:
     runs = report.comparison.runs
     lines = ["## How these runs were made", ""]
     lines.append(
@@ -137,7 +123,7 @@ def header_section(report: ExperimentReport) -> list[str]:
     lines.append("")
     lines.append("```bash")
     for command in report.commands:
-        directory = _rel(command.directory, report.root)
+        directory = relative(command.directory, report.root)
         directory = report.root.as_posix() if directory == "." else directory
         lines.append(f"# {command.runs} run{'s' if command.runs != 1 else ''} in {directory}")
         lines.append(command.command)
@@ -145,9 +131,10 @@ def header_section(report: ExperimentReport) -> list[str]:
     lines.append("")
     lines.append(f"- **Runs:** {status_summary(runs)}")
     lines.append(f"- **Seeds:** {_seeds(runs)}")
-    lines.append(f"- **Data:** {_data(runs)}; test: {_test_set(runs)}")
-    lines.append(f"- **Test decoding:** {_decoding(runs)}")
-    lines.append(f"- **Training budget:** {_budget(runs)}")
+    data, test = _across(runs, _data, "not recorded"), _across(runs, _test_set, "no run was tested")
+    lines.append(f"- **Data:** {data}; test: {test}")
+    lines.append(f"- **Test decoding:** {_across(runs, _decoding, 'not recorded')}")
+    lines.append(f"- **Training budget:** {_across(runs, _budget, 'not recorded')}")
     lines.append(f"- **Software:** {_software(runs)}")
     lines.append(f"- **Hardware:** {_hardware(runs)}")
     lines.append(
@@ -157,7 +144,7 @@ def header_section(report: ExperimentReport) -> list[str]:
     return lines
 
 
-def results_section(report: ExperimentReport) -> list[str]:
+def results_section(report: Assessment) -> list[str]:
     variants = report.comparison.variants
     with_role = any(v.role for v in variants)
     header = ["variant"] + (["settings (from config)"] if with_role else [])
@@ -214,7 +201,7 @@ def results_section(report: ExperimentReport) -> list[str]:
     return lines
 
 
-def significance_section(report: ExperimentReport) -> list[str]:
+def significance_section(report: Assessment) -> list[str]:
     lines = ["## Significance (paired bootstrap)", ""]
     if not report.significance and not report.significance_notes:
         contrasts = report.spec.contrasts(report.comparison)
@@ -263,21 +250,22 @@ def significance_section(report: ExperimentReport) -> list[str]:
     return lines
 
 
-def verdict_section(report: ExperimentReport) -> list[str]:
-    spec, verdict = report.spec, report.verdict
-    lines = ["## Published finding vs ours", ""]
-    lines.append(f"**Published:** {spec.published}")
-    lines.append("")
+def finding_lines(spec: ExperimentSpec) -> list[str]:
+    """The published finding and the expectation, as the report and the README show them."""
+    lines = [f"**Published:** {spec.published}", ""]
     if spec.expected:
-        lines.append(f"**A faithful small-scale reproduction should show:** {spec.expected}")
-        lines.append("")
+        lines += [f"**A faithful small-scale reproduction should show:** {spec.expected}", ""]
+    return lines
+
+
+def verdict_section(report: Assessment) -> list[str]:
+    spec, verdict = report.spec, report.verdict
+    lines = ["## Published finding vs ours", "", *finding_lines(spec)]
     if verdict.findings:
         rows = []
         for i, (check, finding) in enumerate(verdict.findings, 1):
             answer = {True: "holds", False: "fails", None: "lacks data"}[finding.holds]
-            rows.append(
-                [i, check.text + ("" if check.primary else " (secondary)"), answer, finding.detail]
-            )
+            rows.append([i, check.label, answer, finding.detail])
         lines += ["**Ours:**", "", table(["#", "check", "result", "numbers used"], rows), ""]
     lines.append(f"**Rule:** {verdict.rule}")
     lines.append("")
@@ -285,42 +273,42 @@ def verdict_section(report: ExperimentReport) -> list[str]:
     return lines
 
 
-def plots_section(report: ExperimentReport) -> list[str]:
+def plots_section(figures: Figures, out_dir: Path) -> list[str]:
     lines = ["## Plots", ""]
-    if not report.plots and not report.plot_notes:
+    if not figures.plots and not figures.notes:
         return lines + ["No plot is defined for this comparison."]
-    for _, caption, paths in report.plots:
+    for _, caption, paths in figures.plots:
         lines.append(f"### {caption}")
         lines.append("")
         if not paths:
             lines.append("_Not drawn: the runs lack the data this plot needs._")
             lines.append("")
         for path in paths:
-            lines.append(f"![{caption}]({_rel(path, report.out_dir)})")
+            lines.append(f"![{caption}]({relative(path, out_dir)})")
             lines.append("")
-    for note in report.plot_notes:
+    for note in figures.notes:
         lines.append(f"- {note}")
     return lines
 
 
-def heatmaps_section(report: ExperimentReport) -> list[str]:
+def heatmaps_section(figures: Figures, out_dir: Path) -> list[str]:
     lines = ["## Attention heatmaps", ""]
-    if not report.heatmaps:
+    if not figures.heatmaps:
         return lines + ["_No run has an attention heatmap (attention/step*/val*.png)._"]
     lines.append(
         "One validation sentence per model, at the last plotted validation step (weights show "
         "which source positions were mixed, not why)."
     )
     lines.append("")
-    for heatmap in report.heatmaps:
+    for heatmap in figures.heatmaps:
         lines.append(f"**{heatmap.variant}** (seed {heatmap.seed}, `{heatmap.source}`)")
         lines.append("")
-        lines.append(f"![{heatmap.variant}]({_rel(heatmap.path, report.out_dir)})")
+        lines.append(f"![{heatmap.variant}]({relative(heatmap.path, out_dir)})")
         lines.append("")
     return lines
 
 
-def runs_section(report: ExperimentReport) -> list[str]:
+def runs_section(report: Assessment) -> list[str]:
     rows = []
     for variant in report.comparison.variants:
         for run in variant.runs:
@@ -328,7 +316,7 @@ def runs_section(report: ExperimentReport) -> list[str]:
             note = run.results.get("status_reason") or run.results.get("error") or ""
             rows.append(
                 [
-                    f"`{_rel(run.path, report.root)}`",
+                    f"`{relative(run.path, report.root)}`",
                     variant.label,
                     run.seed if run.seed is not None else "—",
                     run.status,
@@ -353,7 +341,8 @@ def runs_section(report: ExperimentReport) -> list[str]:
     ]
 
 
-def experiment_markdown(report: ExperimentReport) -> str:
+def experiment_markdown(report: Assessment, figures: Figures, out_dir: Path) -> str:
+    """report.md of one experiment written to ``out_dir`` (images linked relative to it)."""
     spec = report.spec
     lines = [f"# {spec.title}", ""]
     if spec.title != report.name:
@@ -363,38 +352,40 @@ def experiment_markdown(report: ExperimentReport) -> str:
         "[Published finding vs ours](#published-finding-vs-ours))"
     )
     lines.append("")
-    for section in (
-        header_section,
-        results_section,
-        significance_section,
-        verdict_section,
-        plots_section,
-        heatmaps_section,
-        runs_section,
-    ):
-        lines += section(report)
+    sections = [
+        header_section(report),
+        results_section(report),
+        significance_section(report),
+        verdict_section(report),
+        plots_section(figures, out_dir),
+        heatmaps_section(figures, out_dir),
+        runs_section(report),
+    ]
+    for section in sections:
+        lines += section
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
 def index_markdown(
-    reports: Sequence[ExperimentReport],
+    reports: Sequence[tuple[Assessment, Path]],
     failed: dict[str, str],
     unreadable: Sequence[Unreadable],
     root: Path,
     out: Path,
 ) -> str:
+    """The index of the reports written under ``out``: (assessment, report.md) each."""
     lines = ["# Results", ""]
     lines.append(f"Generated by `python -m seq2seq_lab.report` from the runs under `{root}`.")
     lines.append("")
     rows = [
         [
-            f"[{r.name}]({_rel(r.path, out)})",
-            r.spec.title,
-            status_summary(r.comparison.runs),
-            f"**{r.verdict.outcome}**",
+            f"[{a.name}]({relative(path, out)})",
+            a.spec.title,
+            status_summary(a.comparison.runs),
+            f"**{a.verdict.outcome}**",
         ]
-        for r in reports
+        for a, path in reports
     ]
     if rows:
         lines += [table(["experiment", "comparison", "runs", "verdict"], rows), ""]
@@ -406,12 +397,12 @@ def index_markdown(
         lines.append("")
     if unreadable:
         lines += ["Unreadable results.json files (left out):", ""]
-        lines += [f"- `{_rel(u.path, root)}`: {_first_line(u.reason)}" for u in unreadable]
+        lines += [f"- `{relative(u.path, root)}`: {_first_line(u.reason)}" for u in unreadable]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _rel(path: Path, start: Path) -> str:
+def relative(path: Path, start: Path) -> str:
     """A relative POSIX path (GitHub resolves relative links and images)."""
     try:
         return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()

@@ -240,10 +240,7 @@ class LayerSimilarity:
         collected: dict[str, dict[str, list[list[float]]]] = {}
         for variant in comparison.variants:
             label = _line_label(variant, self.line)
-            for run in variant.runs:
-                records = run.validation_diagnostics()
-                if run.status == "failed" or not records:
-                    continue
+            for records in variant.diagnostics():
                 for stack, values in (records[-1].get("similarity") or {}).items():
                     collected.setdefault(label, {}).setdefault(stack, []).append(values)
         if not collected:
@@ -286,10 +283,7 @@ class EntropyVsDk:
             dk, label = self.dk(variant.role), _line_label(variant, self.line)
             if dk is None:
                 continue
-            for run in variant.runs:
-                records = run.validation_diagnostics()
-                if run.status == "failed" or not records:
-                    continue
+            for records in variant.diagnostics():
                 for when, record in (("first", records[0]), ("last", records[-1])):
                     if not record.get("entropy"):
                         continue

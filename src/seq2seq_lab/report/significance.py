@@ -13,17 +13,27 @@ test). Its resampling seed is ``SACREBLEU_SEED`` (default 12345), written in the
 One degenerate case is handled here: for identical outputs every resampled difference is 0
 and sacrebleu's formula yields its smallest p, 1 / (1 + n_samples). Identical outputs carry no
 evidence of a difference, so they get p = 1.
+
+Which runs are paired (:func:`significance_tests`): for each contrast of a spec (baseline
+variant, system variant), the runs of every seed both variants have, with test outputs on the
+same sentences; without a common seed, the lowest tested seed of each.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 
+from seq2seq_lab.report.aggregate import Variant
+from seq2seq_lab.report.runs import Run
+from seq2seq_lab.report.spec import Comparison
+
 DEFAULT_SAMPLES = 1000  # sacrebleu's default for the bootstrap test
+P_SIGNIFICANT = 0.05  # the p below which the report stars a difference
 METRICS = {"bleu": BLEU, "chrf": CHRF}
 
 
@@ -92,3 +102,83 @@ def paired_bootstrap(
                 )
             )
     return results
+
+
+@dataclass(frozen=True)
+class PairTest:
+    """One seed-matched (or seed-1-of-each) paired test of a contrast."""
+
+    baseline: Variant
+    system: Variant
+    baseline_seed: int | None
+    system_seed: int | None
+    results: tuple[PairedResult, ...]
+
+
+def _testable(run: Run | None) -> bool:
+    return run is not None and run.test_lines("hypotheses") is not None
+
+
+def _seed_pairs(baseline: Variant, system: Variant) -> list[tuple[Run, Run]]:
+    """Seed-matched pairs of runs that have test outputs; without a common seed, the lowest
+    seed of each."""
+    pairs = []
+    for seed in baseline.seeds:
+        a, b = baseline.run_for_seed(seed), system.run_for_seed(seed)
+        if _testable(a) and _testable(b):
+            pairs.append((a, b))
+    if pairs:
+        return pairs
+    a = next((r for r in baseline.runs if _testable(r)), None)
+    b = next((r for r in system.runs if _testable(r)), None)
+    return [(a, b)] if a is not None and b is not None else []
+
+
+def significance_tests(
+    comparison: Comparison, n_samples: int, metrics: Sequence[str]
+) -> tuple[list[PairTest], list[str]]:
+    """Paired bootstrap for every contrast of the spec; one sacrebleu test per baseline run,
+    all the systems paired with it at once. Returns the tests and notes on skipped pairs."""
+    notes: list[str] = []
+    jobs: dict[Path, tuple[Run, list[tuple[Variant, Variant, Run]]]] = {}
+    contrasts = list(
+        {(id(a), id(b)): (a, b) for a, b in comparison.spec.contrasts(comparison)}.values()
+    )
+    for baseline, system in contrasts:
+        pairs = _seed_pairs(baseline, system)
+        if not pairs:
+            notes.append(f"{system.label} vs {baseline.label}: no pair of runs with test outputs")
+        for a, b in pairs:
+            jobs.setdefault(a.path, (a, []))[1].append((baseline, system, b))
+    tests: list[PairTest] = []
+    for base_run, members in jobs.values():
+        references = base_run.test_lines("references")
+        systems = []
+        for baseline, system, run in members:
+            if run.test_lines("references") != references or references is None:
+                notes.append(
+                    f"{system.label} (seed {run.seed}) vs {baseline.label} (seed "
+                    f"{base_run.seed}): different test sentences, not paired"
+                )
+            else:
+                systems.append((baseline, system, run))
+        if not systems:
+            continue
+        # names only need to be unique within this call
+        named = [
+            (f"{i}:{s.label}", r.test_lines("hypotheses")) for i, (_, s, r) in enumerate(systems)
+        ]
+        results = paired_bootstrap(
+            ("baseline", base_run.test_lines("hypotheses")),
+            named,
+            references,
+            metrics=metrics,
+            n_samples=n_samples,
+        )
+        for (name, _), (baseline, system, run) in zip(named, systems):
+            mine = tuple(r for r in results if r.system == name)
+            tests.append(PairTest(baseline, system, base_run.seed, run.seed, mine))
+    # in the spec's contrast order, seeds ascending within a contrast
+    order = {(id(a), id(b)): i for i, (a, b) in enumerate(contrasts)}
+    tests.sort(key=lambda t: (order[id(t.baseline), id(t.system)], t.baseline_seed or 0))
+    return tests, notes

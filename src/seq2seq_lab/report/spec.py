@@ -47,6 +47,11 @@ class Check:
     test: Callable[[Comparison], Finding]
     primary: bool = True
 
+    @property
+    def label(self) -> str:
+        """The claim as the report and the README list it."""
+        return self.text + ("" if self.primary else " (secondary)")
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -68,6 +73,10 @@ class Plot(Protocol):
 
 @dataclass(frozen=True)
 class ExperimentSpec:
+    """The one home of a comparison's finding: the report prints ``published``, ``expected``
+    and the checks beside the runs' numbers, and ``seq2seq_lab.report.readmes`` renders the
+    same text into the comparison's README."""
+
     name: str  # the experiment_name runs record, e.g. "e1_attention"
     title: str
     published: str  # what the papers found (comparisons.md)
@@ -84,6 +93,10 @@ class ExperimentSpec:
         if not self.checks:
             return "No verdict rule is defined for this comparison."
         numbered = "; ".join(f"({i}) {c.text}" for i, c in enumerate(self.checks, 1))
+        return f"Checks: {numbered}. {self.outcome_rule()}"
+
+    def outcome_rule(self) -> str:
+        """How the checks' answers (numbered from 1) make the verdict, in words."""
         primary = [str(i) for i, c in enumerate(self.checks, 1) if c.primary]
         if self.partly == "primary":
             one = len(primary) == 1
@@ -93,9 +106,9 @@ class ExperimentSpec:
             partly = "partly if at least one holds"
             lacking = "not enough runs if all lack data"
         return (
-            f"Checks: {numbered}. Reproduced if every check holds; {partly}; not reproduced "
-            f"otherwise; {lacking}. BLEU is the mean over seeds; a diverged run without a test "
-            "score counts as 0 BLEU, a failed run is left out."
+            f"Reproduced if every check holds; {partly}; not reproduced otherwise; {lacking}. "
+            "BLEU is the mean over seeds; a diverged run without a test score counts as 0 BLEU, "
+            "a failed run is left out."
         )
 
     def verdict(self, comparison: Comparison) -> Verdict:

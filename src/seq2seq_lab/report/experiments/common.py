@@ -9,7 +9,7 @@ Thresholds, in BLEU:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from seq2seq_lab.report.aggregate import Role, Variant, bucket_key
@@ -34,6 +34,21 @@ def with_bleu(variants: Iterable[Variant | None]) -> list[Variant]:
 
 def lacks(what: str) -> Finding:
     return Finding(None, f"needs {what}")
+
+
+def every(cases: Iterable[tuple[bool, str]], missing: str, prefix: str = "") -> Finding:
+    """A check over several settings (lr and depth, d_k, model family...): each case is
+    (holds, the numbers it used); the check holds when every case holds and lacks data when
+    no setting had the runs to compare."""
+    cases = list(cases)
+    if not cases:
+        return lacks(missing)
+    return Finding(all(holds for holds, _ in cases), prefix + "; ".join(d for _, d in cases))
+
+
+def rank(value: Any, ordered: Sequence[Any]) -> int:
+    """Sort key: ``value``'s place in ``ordered``; unknown values after all known ones."""
+    return ordered.index(value) if value in ordered else len(ordered)
 
 
 def longest_bucket(variants: list[Variant]) -> str | None:
@@ -84,7 +99,7 @@ def pair_up(baseline: Variant | None, systems: Iterable[Variant | None]) -> Pair
     return [(baseline, s) for s in systems if s is not None and s is not baseline]
 
 
-FAMILY_ORDER = {"seq2seq": 0, "bahdanau": 1, "luong": 2, "transformer": 3}
+FAMILIES = ("seq2seq", "bahdanau", "luong", "transformer")  # table order, simplest first
 
 
 def family_role(run: Run) -> Role:
@@ -92,7 +107,7 @@ def family_role(run: Run) -> Role:
 
 
 def family_order(role: Role) -> Any:
-    return FAMILY_ORDER.get(role.get("family"), 9)
+    return rank(role.get("family"), FAMILIES)
 
 
 def as_number(value: Any) -> Any:

@@ -13,6 +13,7 @@ from seq2seq_lab.report.experiments.common import (
     family_order,
     lacks,
     pair_up,
+    rank,
     with_bleu,
 )
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
@@ -92,9 +93,7 @@ E3 = ExperimentSpec(
     role=_e3_role,
     order=lambda r: (
         family_order(r),
-        ["dot", "general", "concat", "location"].index(r["score"])
-        if r.get("score") in ("dot", "general", "concat", "location")
-        else 9,
+        rank(r.get("score"), ("dot", "general", "concat", "location")),
         str(r.get("window")),
         not r.get("feeding", True),
         str(r.get("form")),

@@ -8,6 +8,7 @@ from seq2seq_lab.report.experiments.common import (
     SAME,
     as_number,
     bleu_text,
+    every,
     lacks,
     pair_up,
     with_bleu,
@@ -62,36 +63,40 @@ def _e4_post_fails(c: Comparison) -> Finding:
     return Finding(post.bleu < 0.5 * pre.bleu, detail)
 
 
-def _e4_pre_needs_no_warmup(c: Comparison) -> Finding:
-    found, details = [], []
+def _e4_scored_pairs(c: Comparison, first: Role, second: Role):
+    """(lr, layers, first variant, second variant) at every lr and depth where both have a
+    BLEU for the rules."""
     for lr, layers in _e4_settings(c):
-        cold = c.find(norm="pre", warmup=False, lr=lr, layers=layers)
-        warm = c.find(norm="pre", warmup=True, lr=lr, layers=layers)
-        if not with_bleu([cold]) or not with_bleu([warm]):
-            continue
-        ok = cold.diverged_fraction == 0 and cold.bleu >= warm.bleu - SAME
-        found.append(ok)
-        details.append(
+        a, b = (c.find(**role, lr=lr, layers=layers) for role in (first, second))
+        if with_bleu([a]) and with_bleu([b]):
+            yield lr, layers, a, b
+
+
+def _e4_pre_needs_no_warmup(c: Comparison) -> Finding:
+    pre_cold, pre_warm = {"norm": "pre", "warmup": False}, {"norm": "pre", "warmup": True}
+    cases = [
+        (
+            cold.diverged_fraction == 0 and cold.bleu >= warm.bleu - SAME,
             f"lr {lr:g} L{layers}: {bleu_text(cold.bleu)} vs {bleu_text(warm.bleu)}"
-            + (" (diverged)" if cold.diverged_fraction else "")
+            + (" (diverged)" if cold.diverged_fraction else ""),
         )
-    if not found:
-        return lacks("pre-LN with and without warmup at one lr and depth")
-    return Finding(all(found), "pre-LN no warmup vs warmup: " + "; ".join(details))
+        for lr, layers, cold, warm in _e4_scored_pairs(c, pre_cold, pre_warm)
+    ]
+    missing = "pre-LN with and without warmup at one lr and depth"
+    return every(cases, missing, "pre-LN no warmup vs warmup: ")
 
 
 def _e4_post_matches_pre(c: Comparison) -> Finding:
-    found, details = [], []
-    for lr, layers in _e4_settings(c):
-        post = c.find(norm="post", warmup=True, lr=lr, layers=layers)
-        pre = c.find(norm="pre", warmup=True, lr=lr, layers=layers)
-        if not with_bleu([post]) or not with_bleu([pre]):
-            continue
-        found.append(abs(post.bleu - pre.bleu) <= SAME)
-        details.append(f"lr {lr:g} L{layers}: {bleu_text(post.bleu)} vs {bleu_text(pre.bleu)}")
-    if not found:
-        return lacks("post-LN and pre-LN with warmup at one lr and depth")
-    return Finding(all(found), "with warmup, post-LN vs pre-LN: " + "; ".join(details))
+    post_warm, pre_warm = {"norm": "post", "warmup": True}, {"norm": "pre", "warmup": True}
+    cases = [
+        (
+            abs(post.bleu - pre.bleu) <= SAME,
+            f"lr {lr:g} L{layers}: {bleu_text(post.bleu)} vs {bleu_text(pre.bleu)}",
+        )
+        for lr, layers, post, pre in _e4_scored_pairs(c, post_warm, pre_warm)
+    ]
+    missing = "post-LN and pre-LN with warmup at one lr and depth"
+    return every(cases, missing, "with warmup, post-LN vs pre-LN: ")
 
 
 def _e4_depth(c: Comparison) -> Finding:

@@ -4,7 +4,14 @@ model.attention.scale x d_k = model.d_model / model.heads."""
 from __future__ import annotations
 
 from seq2seq_lab.report.aggregate import Role, Variant, mean_std
-from seq2seq_lab.report.experiments.common import as_number, config_flag, lacks, pair_up, with_bleu
+from seq2seq_lab.report.experiments.common import (
+    as_number,
+    config_flag,
+    every,
+    lacks,
+    pair_up,
+    with_bleu,
+)
 from seq2seq_lab.report.plots import EntropyVsDk, LossCurves
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding
@@ -25,13 +32,8 @@ def first_entropy(variant: Variant) -> float | None:
     mean over the variant's non-failed runs that recorded diagnostics."""
     from seq2seq_lab.analysis.entropy import mean_entropy
 
-    values = []
-    for run in variant.runs:
-        records = run.validation_diagnostics()
-        if run.status != "failed" and records and records[0].get("entropy"):
-            per_kind = mean_entropy(records[0]["entropy"])
-            values.append(mean_std(per_kind.values()).mean)
-    return mean_std(values).mean
+    firsts = [records[0].get("entropy") for records in variant.diagnostics()]
+    return mean_std(mean_std(mean_entropy(e).values()).mean for e in firsts if e).mean
 
 
 def _e5_pairs(c: Comparison) -> list[tuple[int, Variant | None, Variant | None]]:
@@ -39,18 +41,16 @@ def _e5_pairs(c: Comparison) -> list[tuple[int, Variant | None, Variant | None]]
 
 
 def _e5_entropy_lower(c: Comparison) -> Finding:
-    found, details = [], []
-    for dk, scaled, unscaled in _e5_pairs(c):
-        if scaled is None or unscaled is None:
-            continue
-        s, u = first_entropy(scaled), first_entropy(unscaled)
-        if s is None or u is None:
-            continue
-        found.append(u < s)
-        details.append(f"d_k {dk}: scaled {s:.3f}, unscaled {u:.3f}")
-    if not found:
-        return lacks("attention entropy (diagnostics/validation.jsonl) with and without scaling")
-    return Finding(all(found), "entropy (nats): " + "; ".join(details))
+    def cases():
+        for dk, scaled, unscaled in _e5_pairs(c):
+            if scaled is None or unscaled is None:
+                continue
+            s, u = first_entropy(scaled), first_entropy(unscaled)
+            if s is not None and u is not None:
+                yield u < s, f"d_k {dk}: scaled {s:.3f}, unscaled {u:.3f}"
+
+    missing = "attention entropy (diagnostics/validation.jsonl) with and without scaling"
+    return every(cases(), missing, "entropy (nats): ")
 
 
 def _e5_entropy_falls(c: Comparison) -> Finding:

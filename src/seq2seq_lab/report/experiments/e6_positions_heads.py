@@ -16,6 +16,7 @@ from seq2seq_lab.report.experiments.common import (
     bleu_text,
     lacks,
     pair_up,
+    rank,
     with_bleu,
 )
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
@@ -81,9 +82,7 @@ E6 = ExperimentSpec(
     ),
     role=_e6_role,
     order=lambda r: (
-        ["sinusoidal", "learned", "relative", "none"].index(r["positions"])
-        if r.get("positions") in ("sinusoidal", "learned", "relative", "none")
-        else 9,
+        rank(r.get("positions"), ("sinusoidal", "learned", "relative", "none")),
         r.get("heads") or 0,
         str(r.get("activation")),
     ),

@@ -9,16 +9,17 @@ from seq2seq_lab.report.experiments.common import (
     SAME,
     bleu_text,
     drop_larger,
+    every,
     family_order,
-    lacks,
     pair_up,
+    rank,
     with_bleu,
 )
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding
 
-CELL_ORDER = {"rnn": 0, "gru": 1, "lstm": 2}
+CELLS = ("rnn", "gru", "lstm")  # table order
 
 
 def _e7_role(run: Run) -> Role:
@@ -38,46 +39,38 @@ def _e7_families(c: Comparison) -> list[tuple[str, Variant | None, Variant | Non
 
 
 def _e7_rnn_worst(c: Comparison) -> Finding:
-    found, details = [], []
-    for family, rnn, gru, lstm in _e7_families(c):
-        gated = with_bleu([gru, lstm])
-        if not with_bleu([rnn]) or not gated:
-            continue
-        found.append(all(rnn.bleu <= g.bleu - CLEAR for g in gated))
-        details.append(
+    cases = [
+        (
+            all(rnn.bleu <= g.bleu - CLEAR for g in gated),
             f"{family}: rnn {bleu_text(rnn.bleu)}, "
-            + ", ".join(f"{g.role['cell']} {bleu_text(g.bleu)}" for g in gated)
+            + ", ".join(f"{g.role['cell']} {bleu_text(g.bleu)}" for g in gated),
         )
-    if not found:
-        return lacks("a vanilla RNN and a gated cell in one family")
-    return Finding(all(found), "; ".join(details))
+        for family, rnn, gru, lstm in _e7_families(c)
+        if with_bleu([rnn]) and (gated := with_bleu([gru, lstm]))
+    ]
+    return every(cases, "a vanilla RNN and a gated cell in one family")
 
 
 def _e7_rnn_long(c: Comparison) -> Finding:
-    found, details = [], []
-    for family, rnn, gru, lstm in _e7_families(c):
-        gated = [v for v in (gru, lstm) if v is not None]
-        finding = drop_larger(rnn, gated, "a vanilla RNN and a gated cell")
-        if finding.holds is not None:
-            found.append(finding.holds)
-            details.append(f"{family}: {finding.detail}")
-    if not found:
-        return lacks(
-            f"a vanilla RNN and a gated cell scored on a bucket of >= "
-            f"{MIN_BUCKET_SENTENCES} long sentences"
-        )
-    return Finding(all(found), "; ".join(details))
+    pair = "a vanilla RNN and a gated cell"
+    findings = [
+        (family, drop_larger(rnn, [v for v in (gru, lstm) if v is not None], pair))
+        for family, rnn, gru, lstm in _e7_families(c)
+    ]
+    cases = [(f.holds, f"{family}: {f.detail}") for family, f in findings if f.holds is not None]
+    return every(cases, f"{pair} scored on a bucket of >= {MIN_BUCKET_SENTENCES} long sentences")
 
 
 def _e7_gru_lstm(c: Comparison) -> Finding:
-    found, details = [], []
-    for family, _, gru, lstm in _e7_families(c):
-        if with_bleu([gru]) and with_bleu([lstm]):
-            found.append(abs(gru.bleu - lstm.bleu) <= SAME)
-            details.append(f"{family}: gru {bleu_text(gru.bleu)}, lstm {bleu_text(lstm.bleu)}")
-    if not found:
-        return lacks("GRU and LSTM in one family")
-    return Finding(all(found), "; ".join(details))
+    cases = [
+        (
+            abs(gru.bleu - lstm.bleu) <= SAME,
+            f"{f}: gru {bleu_text(gru.bleu)}, lstm {bleu_text(lstm.bleu)}",
+        )
+        for f, _, gru, lstm in _e7_families(c)
+        if with_bleu([gru]) and with_bleu([lstm])
+    ]
+    return every(cases, "GRU and LSTM in one family")
 
 
 E7 = ExperimentSpec(
@@ -89,7 +82,7 @@ E7 = ExperimentSpec(
     ),
     expected="Vanilla RNN clearly worst, especially on long sentences; GRU ~= LSTM.",
     role=_e7_role,
-    order=lambda r: (family_order(r), CELL_ORDER.get(r.get("cell"), 9)),
+    order=lambda r: (family_order(r), rank(r.get("cell"), CELLS)),
     checks=(
         Check(
             f"in every family the vanilla RNN's mean BLEU is at least {CLEAR:g} below GRU's "

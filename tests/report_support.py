@@ -1,6 +1,7 @@
 """Builders of synthetic run directories for the report tests (no training): results.json
 as ``seq2seq_lab.pipeline.train`` writes it, test texts, csv/metrics.csv, diagnostics files
-and an attention heatmap. No tests here; the test_report_* modules import it."""
+and an attention heatmap. A helper module, not a test module (pytest collects test_*.py
+only); the report tests import it from tests/, which pytest puts on sys.path."""
 
 from __future__ import annotations
 

@@ -1,0 +1,70 @@
+"""An experiment's sweep grid, read from its composed Hydra config.
+
+``conf/experiment/<name>.yaml`` lists the grid in ``hydra.sweeper.params`` (key -> Hydra sweep
+string, e.g. ``model: seq2seq,bahdanau`` and ``seed: ${seeds}``); the multirun starts one job
+per combination of the axes' values, so
+
+    jobs = product over axes of len(values)
+
+where the values are read at a given scale (``${seeds}`` is set by the scale).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import DictConfig, OmegaConf
+
+from seq2seq_lab.cli import CONF_DIR
+
+SEED = "seed"  # the axis of repetitions, counted apart from the grid's settings
+
+
+@dataclass(frozen=True)
+class Axis:
+    key: str  # an override key: "model", "model.cell", "experiment/e3_scores"
+    written: str  # the sweep string as the config writes it: "rnn,gru,lstm", "${seeds}"
+    values: tuple[str, ...]  # the values at the composed scale
+
+
+def compose_experiment(name: str, scale: str) -> DictConfig:
+    """The config ``python -m seq2seq_lab.train -m experiment=<name> scale=<scale>`` composes,
+    Hydra node included and set as the current Hydra config (runtime choices resolve)."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(CONF_DIR, version_base="1.3"):
+        overrides = [f"experiment={name}", f"scale={scale}"]
+        cfg = compose("train", overrides=overrides, return_hydra_config=True)
+    HydraConfig.instance().set_config(cfg)
+    return cfg
+
+
+def axes(cfg: DictConfig) -> list[Axis]:
+    """The sweep axes of a composed experiment config, in the config's order."""
+    params = cfg.hydra.sweeper.params
+    written = OmegaConf.to_container(params, resolve=False)
+    parser = OverridesParser.create()
+    found = []
+    for key in params:
+        override = parser.parse_override(f"{key}={params[key]}")
+        if override.is_sweep_override():
+            values = tuple(override.sweep_string_iterator())
+        else:
+            values = (override.get_value_element_as_str(),)
+        found.append(Axis(str(key), str(written[key]), values))
+    return found
+
+
+def settings(grid: list[Axis]) -> list[list[str]]:
+    """The override lists of one seed's jobs: every combination of the non-seed axes."""
+    choices = [[f"{a.key}={v}" for v in a.values] for a in grid if a.key != SEED]
+    return [list(job) for job in itertools.product(*choices)]
+
+
+def seeds(grid: list[Axis]) -> tuple[str, ...]:
+    """The seed axis's values (none when the grid does not sweep seeds)."""
+    return next((a.values for a in grid if a.key == SEED), ())

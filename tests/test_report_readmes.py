@@ -1,0 +1,87 @@
+"""Each experiment is written once and its README block rendered from there: the committed
+blocks match the specs and the composed configs, a changed check makes its block stale, the
+grid and job counts are the config's, and rewriting keeps the hand-written text."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from omegaconf import OmegaConf
+
+from seq2seq_lab.report import readmes
+from seq2seq_lab.report.experiments import SPECS
+from seq2seq_lab.report.spec import ExperimentSpec
+
+
+@pytest.fixture(scope="module")
+def rendered():
+    return readmes.rendered()
+
+
+def test_committed_readme_blocks_match_the_specs_and_configs(rendered):
+    stale = [str(path) for path, text in rendered.items() if path.read_text() != text]
+    assert not stale, f"stale; run python -m seq2seq_lab.report.readmes: {stale}"
+
+
+def test_every_link_in_a_generated_block_resolves(rendered):
+    for path, text in rendered.items():
+        block = readmes.BLOCK.search(text).group(0)
+        for target in re.findall(r"\]\(([^)#]+)\)", block):
+            assert (path.parent / target).exists(), (path, target)
+
+
+def test_a_changed_check_makes_the_committed_block_stale(monkeypatch):
+    spec = SPECS["e7_cells"]
+    last = spec.checks[-1]
+    assert "within 1 BLEU" in last.text
+    changed = dataclasses.replace(last, text=last.text.replace("within 1 BLEU", "within 2 BLEU"))
+    monkeypatch.setitem(
+        SPECS, "e7_cells", dataclasses.replace(spec, checks=(*spec.checks[:-1], changed))
+    )
+    block = readmes.experiment_block("e7_cells")
+    assert "within 2 BLEU (secondary)" in block
+    assert block not in (REPO / "experiments" / "e7_cells" / "README.md").read_text()
+
+
+def test_the_grid_and_jobs_are_the_configs():
+    """E3's variants are the files of its group, its jobs those times the cpu scale's seeds."""
+    variants = sorted(p.stem for p in (REPO / "conf" / "experiment" / "e3_scores").glob("*.yaml"))
+    seeds = str(OmegaConf.load(REPO / "conf" / "scale" / "cpu.yaml").seeds).split(",")
+    block = readmes.experiment_block("e3_scores")
+    (line,) = [x for x in block.splitlines() if x.startswith("- `experiment/e3_scores=")]
+    assert sorted(line.split("=", 1)[1].split("`")[0].split(",")) == variants
+    assert f"| {len(variants)} x {len(seeds)} seeds |" in block
+    assert "max_time {'minutes': 3}" in block  # e3's cpu_run_minutes
+
+
+def test_rewriting_replaces_only_the_block_and_check_reports_stale(tmp_path, monkeypatch):
+    monkeypatch.setattr(readmes, "SPECS", {"e7_cells": SPECS["e7_cells"]})
+    readme = tmp_path / "e7_cells" / "README.md"
+    readme.parent.mkdir()
+    stale_block = f"{readmes.BEGIN}\nold text\n{readmes.END}"
+    readme.write_text(f"{stale_block}\n\n## Committed\n\nhand-written\n")
+    assert readmes.main(["--experiments", str(tmp_path), "--check"]) == 1
+    assert "old text" in readme.read_text()  # --check writes nothing
+    assert readmes.main(["--experiments", str(tmp_path)]) == 0
+    text = readme.read_text()
+    assert "old text" not in text and text.endswith("\n\n## Committed\n\nhand-written\n")
+    assert text.startswith(readmes.experiment_block("e7_cells"))
+    assert (tmp_path / "README.md").read_text().startswith(readmes.BEGIN)  # index created
+    assert readmes.main(["--experiments", str(tmp_path), "--check"]) == 0
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_each_experiment_config_points_to_its_spec_and_restates_no_expectation(name):
+    config = (REPO / "conf" / "experiment" / f"{name}.yaml").read_text()
+    source = readmes.spec_source(name)
+    assert source in config
+    module = importlib.import_module(f"seq2seq_lab.report.experiments.{name}")
+    assert (REPO / source).resolve() == Path(module.__file__).resolve()
+    specs = [v for v in vars(module).values() if isinstance(v, ExperimentSpec)]
+    assert [s.name for s in specs] == [name]
+    assert not re.search(r"(?im)^#.*\bexpect", config)
