@@ -20,7 +20,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-from seq2seq_lab.cli import CONF_DIR
+from seq2seq_lab.config import CONF_DIR
 
 SEED = "seed"  # the axis of repetitions, counted apart from the grid's settings
 

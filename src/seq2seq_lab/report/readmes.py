@@ -21,7 +21,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from seq2seq_lab.cli import CONF_DIR
+from seq2seq_lab.config import CONF_DIR
 from seq2seq_lab.report.experiments import SPECS
 from seq2seq_lab.report.grid import SEED, Axis, axes, compose_experiment, seeds, settings
 from seq2seq_lab.report.markdown import finding_lines, table, training_budget
