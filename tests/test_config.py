@@ -97,7 +97,9 @@ def test_e4_warmup_follows_the_scale(scale, steps, tmp_path):
 
 
 def test_real_cpu_transformer_is_the_time_to_bleu_recipe(tmp_path):
-    """E1's Transformer at `real_cpu` is the benchmarked recipe, so issue 7's run stands for it."""
+    """E1's Transformer at `real_cpu` is the benchmarked recipe, so issue 7's run stands for it:
+    the recipe takes the scale's values rather than writing its own (no group it composes
+    changes the model, optimiser, schedule, module settings or batching)."""
     scale = compose_config("train", ["model=transformer", "scale=real_cpu"], tmp_path)
     recipe = compose_config("train", ["recipe=transformer_multi30k_cpu"], tmp_path)
     for key in ("model", "optim", "schedule", "module"):
