@@ -65,8 +65,15 @@ OURS = {
         "model.dropout=0.2", "optim.lr=5e-4", "schedule=constant", "module.label_smoothing=0.0",
     ],
 }  # fmt: skip
+# Full precision, said explicitly (the default `auto` picks per machine); and the same two
+# systems in bf16-mixed (matmuls autocast to bfloat16, fp32 master weights)
+OURS |= {f"{name}-bf16": [*args, "trainer.precision=bf16-mixed"] for name, args in OURS.items()}
+OURS |= {
+    name: [*args, "trainer.precision=32-true"] for name, args in OURS.items() if "bf16" not in name
+}
 PEERS = {"joeynmt-p1": "p1_transformer", "joeynmt-p2": "p2_rnn"}
-ORDER = ["ours-transformer", "joeynmt-p1", "torch-transformer", "ours-bahdanau", "joeynmt-p2"]
+ORDER = ["ours-transformer", "joeynmt-p1", "torch-transformer", "ours-bahdanau", "joeynmt-p2",
+         "ours-transformer-bf16", "ours-bahdanau-bf16"]  # fmt: skip
 
 
 def run_ours(name: str, seconds: float, root: Path, workdir: Path) -> dict:
@@ -123,6 +130,7 @@ def main() -> None:
     unknown = sorted(set(systems) - set(ORDER))
     if unknown:
         parser.error(f"--systems: unknown {unknown}; expected some of {ORDER}")
+    args.work.mkdir(parents=True, exist_ok=True)
     if any(s in PEERS for s in systems):
         joeynmt_peer.setup(args.work, args.root)
     workdir = Path(tempfile.mkdtemp(prefix="throughput-", dir=args.work))
@@ -142,7 +150,11 @@ def main() -> None:
     median = {n: statistics.median(x["tokens_per_second"] for x in rs) for n, rs in runs.items()}
     ratios = {}
     for ours, other in (("ours-transformer", "joeynmt-p1"), ("ours-transformer",
-                        "torch-transformer"), ("ours-bahdanau", "joeynmt-p2")):  # fmt: skip
+                        "torch-transformer"), ("ours-bahdanau", "joeynmt-p2"),
+                        ("ours-transformer-bf16", "ours-transformer"),
+                        ("ours-transformer-bf16", "torch-transformer"),
+                        ("ours-bahdanau-bf16", "ours-bahdanau"),
+                        ("ours-bahdanau-bf16", "joeynmt-p2")):  # fmt: skip
         if ours in median and other in median and median[other] > 0:
             ratios[f"{ours} / {other}"] = median[ours] / median[other]
     print("\nmedian target tokens/s over rounds:")

@@ -7,6 +7,7 @@ Every run ends with a results.json in its directory, whatever happened: "complet
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 import traceback
@@ -24,7 +25,10 @@ from seq2seq_lab.environment import hardware, versions
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.results import write_results
 from seq2seq_lab.training.module import Seq2SeqModule
+from seq2seq_lab.training.precision import choose_precision
 from seq2seq_lab.wandb_logger import finish_wandb
+
+log = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------------------- building blocks
@@ -152,8 +156,15 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         results["parameters"] = sum(p.numel() for p in module.network.parameters())
         callbacks = build_callbacks(cfg)
         loggers = build_loggers(cfg, family)
+        precision = choose_precision(cfg.trainer.precision, cfg.trainer.accelerator)
+        log.info("training precision %s (%s)", precision.precision, precision.reason)
+        results["precision"] = precision._asdict()
         trainer: L.Trainer = instantiate(
-            cfg.trainer, key="trainer", callbacks=callbacks, logger=loggers or False
+            cfg.trainer,
+            key="trainer",
+            callbacks=callbacks,
+            logger=loggers or False,
+            precision=precision.precision,
         )
         logged = {**flatten(results["config"]), **flatten(results["data"], "data_summary.")}
         for logger in loggers:
