@@ -33,6 +33,7 @@ from seq2seq_lab.pipeline import (
     build_module,
     source_limit,
     translate_lines,
+    truncation_warning,
 )
 
 BATCH_SIZES = (1, 7, 64)
@@ -186,6 +187,10 @@ def test_lines_too_long_for_the_position_tables_are_cut_to_the_limit(tmp_path):
         assert len(out.lines) == 4 and out.truncated == [2, 3]
         assert out.tokens[1] == out.tokens[2] == out.tokens[3] == first_8.tokens[0]
         assert len(first_8.tokens[0]) == 23  # floor(1.5 * 9 + 10): all 24 positions but one
+    warning = truncation_warning(list(range(25)), module.network, settings)
+    assert warning.startswith("warning: input lines 1, 2, 3, ") and "\n" not in warning
+    assert "20 and 5 more: longer than the 8 tokens" in warning
+    assert "model.max_positions=24" in warning
     # The limit is tight: one source token more and the search runs past the table.
     from seq2seq_lab.data.batching import source_batch
     from seq2seq_lab.decoding import decode

@@ -24,6 +24,7 @@ from seq2seq_lab.decoding import DecodingSettings, Hypotheses, decode
 from seq2seq_lab.decoding.hypotheses import max_output_lengths
 from seq2seq_lab.environment import hardware, versions
 from seq2seq_lab.errors import ConfigError
+from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.results import write_results
 from seq2seq_lab.training.module import Seq2SeqModule
 from seq2seq_lab.wandb_logger import finish_wandb
@@ -283,7 +284,16 @@ class Translations(NamedTuple):
     truncated: list[int]  # 0-based indices of the inputs cut to ``source_limit`` tokens
 
 
-def source_limit(network: Any, decoding: DecodingSettings) -> int | None:
+def _position_tables(network: Seq2SeqNetwork) -> tuple[Any, Any] | None:
+    """The (source, target) absolute position tables (``AbsolutePositions``, each with its
+    ``max_positions``) of a network that has them (the Transformer's ``src_positions`` and
+    ``tgt_positions``), else None."""
+    src_table = getattr(network, "src_positions", None)
+    tgt_table = getattr(network, "tgt_positions", None)
+    return None if src_table is None or tgt_table is None else (src_table, tgt_table)
+
+
+def source_limit(network: Seq2SeqNetwork, decoding: DecodingSettings) -> int | None:
     """The most source tokens (EOS included) ``network`` can translate under ``decoding``
     without running past its absolute position tables, or None when it has none (recurrent
     families; Transformer with relative or no positions).
@@ -293,10 +303,10 @@ def source_limit(network: Any, decoding: DecodingSettings) -> int | None:
     ``max_output_lengths`` (EOS included) must be at most ``model.max_positions``; the limit
     is therefore below ``max_positions`` when outputs may be longer than their source.
     """
-    src_table = getattr(network, "src_positions", None)  # AbsolutePositions or None
-    tgt_table = getattr(network, "tgt_positions", None)
-    if src_table is None or tgt_table is None:
+    tables = _position_tables(network)
+    if tables is None:
         return None
+    src_table, tgt_table = tables
 
     def output_fits(n: int) -> bool:
         mask = torch.ones(1, n, dtype=torch.bool)
@@ -366,15 +376,22 @@ def read_input(input_path: str | None) -> list[str]:
     return decode_lines(sys.stdin.buffer.read(), "<stdin>")
 
 
-def _truncation_warning(truncated: list[int], limit: int, shown: int = 20) -> str:
-    """One line naming the (1-based) input lines that were cut, the first ``shown`` of them."""
+def truncation_warning(
+    truncated: list[int], network: Seq2SeqNetwork, decoding: DecodingSettings, shown: int = 20
+) -> str:
+    """One line naming the (1-based) input lines that were cut, the first ``shown`` of them,
+    and the limit they were cut to (:func:`source_limit`, without EOS)."""
+    limit = source_limit(network, decoding)
     numbers = ", ".join(str(i + 1) for i in truncated[:shown])
     more = f" and {len(truncated) - shown} more" if len(truncated) > shown else ""
+    tables = _position_tables(network)
+    assert limit is not None and tables is not None, "nothing is cut without a limit"
+    positions = tables[0].max_positions
     return (
-        f"warning: input line{'s' if len(truncated) > 1 else ''} {numbers}{more}: longer than "
-        f"the {limit} source tokens (EOS included) this model translates within "
-        "model.max_positions at decoding.max_len_a/max_len_b; only the first "
-        f"{limit - 1} tokens were translated"
+        f"warning: input line{'s' if len(truncated) > 1 else ''} {numbers}{more}: longer "
+        f"than the {limit - 1} tokens this model translates (model.max_positions={positions}, "
+        f"decoding.max_len_a={decoding.max_len_a:g}, decoding.max_len_b={decoding.max_len_b}"
+        f"); only the first {limit - 1} tokens were translated"
     )
 
 
@@ -394,9 +411,7 @@ def translate(cfg: DictConfig) -> list[str]:
     with torch.inference_mode():
         result = translate_lines(ckpt.module, datamodule, lines, decoding, int(cfg.batch_size))
     if result.truncated:
-        limit = source_limit(ckpt.module.network, decoding)
-        assert limit is not None  # nothing is cut without a limit
-        print(_truncation_warning(result.truncated, limit), file=sys.stderr)
+        print(truncation_warning(result.truncated, ckpt.module.network, decoding), file=sys.stderr)
     rendered = "".join(o + "\n" for o in result.lines)
     if cfg.get("output"):
         Path(cfg.output).write_text(rendered, encoding="utf-8")
