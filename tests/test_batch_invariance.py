@@ -6,11 +6,13 @@ sentence's output with the batch size or its neighbours. An untrained network sh
 (its outputs are all alike), so each family is first trained briefly on the synthetic task
 until it emits real, varied translations; then the same 64 sources of mixed lengths go
 through ``pipeline.translate_lines`` (the path translate takes) in batches of 1 (no padding at
-all), 7 and 64, greedy and beam 5, and every token and score must agree.
+all), 7 and 64, greedy and beam 5, at the configured length limits and at tight ones, and
+every token and score must agree. Checked to fail when attention sees padding (Bahdanau) or
+when the length limit is taken from the batch's padded width.
 
 Training here is a plain loop over the datamodule's training batches with the module's own
 loss and optimiser (the smoke scale, a higher constant learning rate so that a few hundred
-steps are enough); it takes a few seconds per family.
+steps are enough); it takes a few seconds per model.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import torch
 from config_values import decoding_settings
 from conftest import FAMILIES, compose_config, tiny_overrides
 
+from seq2seq_lab.decoding.hypotheses import max_output_lengths
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.pipeline import (
     Translations,
@@ -40,6 +43,15 @@ BATCH_SIZES = (1, 7, 64)
 STEPS = 200  # enough for varied outputs on the smoke task (checked below)
 # A learning rate high enough for STEPS to teach every family the smoke task, held constant.
 FAST_TRAINING = ("optim.lr=0.005", "schedule=constant")
+# conf/decoding/beam.yaml's settings (a real run's test decoding) with beam 5 or greedy; and
+# with limits a * |x| + b tight enough that many outputs end at their limit rather than at EOS,
+# so a limit computed from the batch (its padded width, its longest sentence) would show.
+SEARCHES = {
+    "greedy": {"beam_size": 1},
+    "beam5": {"beam_size": 5},
+    "greedy_tight": {"beam_size": 1, "max_len_a": 0.8, "max_len_b": 1},
+    "beam5_tight": {"beam_size": 5, "max_len_a": 0.8, "max_len_b": 1},
+}
 # Beyond the four families: the mechanisms that read the real source length themselves.
 VARIANTS = {
     **{family: (family,) for family in FAMILIES},
@@ -114,14 +126,14 @@ def train(module, datamodule, steps: int, clip: float) -> None:
 
 
 @pytest.fixture(scope="module")
-def translations(trained) -> dict[int, dict[int, Translations]]:
-    """{beam size: {batch size: Translations}} of ``trained.sources``, with
-    conf/decoding/beam.yaml's settings (a real run's test decoding), beam 5 or greedy."""
-    out: dict[int, dict[int, Translations]] = {}
+def translations(trained) -> dict[str, dict[int, Translations]]:
+    """{search: {batch size: Translations}} of ``trained.sources`` for every entry of
+    SEARCHES."""
+    out: dict[str, dict[int, Translations]] = {}
     with single_thread(), torch.inference_mode():
-        for beam_size in (1, 5):
-            settings = decoding_settings(beam_size=beam_size)
-            out[beam_size] = {
+        for name, search in SEARCHES.items():
+            settings = decoding_settings(**search)
+            out[name] = {
                 size: translate_lines(
                     trained.module, trained.datamodule, trained.sources, settings, size
                 )
@@ -130,16 +142,28 @@ def translations(trained) -> dict[int, dict[int, Translations]]:
     return out
 
 
-@pytest.mark.parametrize("beam_size", [1, 5], ids=["greedy", "beam5"])
-def test_outputs_do_not_depend_on_the_batch(trained, translations, beam_size):
-    outputs = translations[beam_size]
+def output_limits(trained: Trained, search: dict) -> list[int]:
+    """Each source's output limit a * |x| + b (EOS included) under ``search``."""
+    settings = decoding_settings(**search)
+    return [
+        int(max_output_lengths(torch.ones(1, n + 1), settings.max_len_a, settings.max_len_b))
+        for n in (len(trained.datamodule.encode_source(s)) for s in trained.sources)
+    ]
+
+
+@pytest.mark.parametrize("search", list(SEARCHES))
+def test_outputs_do_not_depend_on_the_batch(trained, translations, search):
+    outputs = translations[search]
     alone = outputs[1]  # one sentence per batch: no padding, no neighbours
     # The comparison proves something only if the model translates: varied, non-empty
-    # outputs of varied lengths.
+    # outputs of varied lengths, and under the tight limits many outputs cut at their limit.
     lengths = [len(t) for t in alone.tokens]
     assert len(set(alone.lines)) >= 48, alone.lines
     assert sum(n == 0 for n in lengths) <= 4 and len(set(lengths)) >= 5, lengths
     assert not alone.truncated
+    if search.endswith("tight"):
+        limits = output_limits(trained, SEARCHES[search])
+        assert sum(n == limit for n, limit in zip(lengths, limits)) >= 8, (lengths, limits)
     for size in BATCH_SIZES[1:]:
         batched = outputs[size]
         for i, source in enumerate(trained.sources):
@@ -151,7 +175,7 @@ def test_outputs_do_not_depend_on_the_batch(trained, translations, beam_size):
 def test_beam_search_is_not_greedy_in_disguise(translations):
     # Guards the test above against a beam search that silently ran greedy: its scores are
     # length-normalised (GNMT), greedy's are plain log-probabilities, and some outputs differ.
-    greedy, beam = translations[1][64], translations[5][64]
+    greedy, beam = translations["greedy"][64], translations["beam5"][64]
     assert greedy.scores != pytest.approx(beam.scores, abs=1e-3)
 
 
