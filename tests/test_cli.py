@@ -139,3 +139,95 @@ def test_bad_data_files_are_one_line_errors(problem, expected, tmp_path):
     assert message.startswith("error:") and expected in message
     assert str(root) in message
     assert "Traceback" not in proc.stderr
+
+
+# ----------------------------------------------------------------------------- translate input
+# Lines str.splitlines() broke apart although they hold one sentence each (issue 20).
+BROKEN_BY_SPLITLINES = [
+    "ka lo\u2028mi",
+    "zu\x85ka",
+    "lo\fmi",
+    "ka\x1ezu",
+    "mi\rlo",
+]
+
+
+def translated_lines(stdout: str) -> list[str]:
+    """translate's output lines (each ends in \\n; split on nothing else)."""
+    assert stdout.endswith("\n") or stdout == ""
+    return stdout.split("\n")[:-1]
+
+
+def test_translate_keeps_lines_that_splitlines_would_break(trained_run, tmp_path):
+    ckpt = trained_run / "checkpoints" / "best.ckpt"
+    text = "\n".join(BROKEN_BY_SPLITLINES) + "\n"
+    assert len(text.splitlines()) == 10
+    proc = run_cli("translate", f"ckpt_path={ckpt}", stdin=text)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(translated_lines(proc.stdout)) == 5
+    src_file = tmp_path / "src.txt"
+    src_file.write_bytes(text.encode("utf-8"))
+    proc_file = run_cli("translate", f"ckpt_path={ckpt}", f"input={src_file}")
+    assert proc_file.returncode == 0, proc_file.stderr[-3000:]
+    assert proc_file.stdout == proc.stdout
+
+
+def test_translate_input_that_is_not_utf8_is_a_one_line_error(trained_run, tmp_path):
+    ckpt = trained_run / "checkpoints" / "best.ckpt"
+    src_file = tmp_path / "latin1.txt"
+    src_file.write_bytes("ka lo\nzu mi\nk\u00e4 lo\n".encode("latin-1"))
+    proc = run_cli("translate", f"ckpt_path={ckpt}", f"input={src_file}")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == (
+        f"error: {src_file}:3: invalid UTF-8 (byte 0xe4 at column 2); expected UTF-8 text"
+    )
+
+
+@pytest.fixture(scope="module")
+def transformer_ckpt(tmp_path_factory) -> Path:
+    run_dir = tmp_path_factory.mktemp("cli_transformer")
+    proc = run_cli(
+        "train",
+        *tiny_overrides("transformer", "trainer.max_steps=6", "test=false"),
+        f"hydra.run.dir={run_dir}",
+        f"paths.cache_dir={tmp_path_factory.mktemp('cli_transformer_cache')}",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return run_dir / "checkpoints" / "last.ckpt"
+
+
+def test_translate_gives_one_line_per_line_in_order(transformer_ckpt, tmp_path):
+    config = json.loads((transformer_ckpt.parents[1] / "results.json").read_text())["config"]
+    max_positions = config["model"]["max_positions"]
+    long_line = " ".join(["ka", "lo", "mi", "zu"] * max_positions)  # 4x the position table
+    lines = [
+        "ka lo mi",
+        "",
+        long_line,
+        "zu \u00e9t\u00e9 \U0001f99c \u4e2d\u6587 qqq-xxx",  # unseen characters and words
+        "ka lo\u2028mi zu\u2029ka\x85lo\fmi\x1ezu\rka\vlo",  # line breakers inside a line
+        "   ",
+        long_line,
+        "mi",
+    ]
+    # outputs of at most 0.1 |x| + 5 tokens: the cut lines keep max_positions tokens (the
+    # source table's limit) and the untrained model's searches stay short
+    short = ("decoding.max_len_a=0.1", "decoding.max_len_b=5")
+    src_file = tmp_path / "src.txt"
+    src_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    proc = run_cli("translate", f"ckpt_path={transformer_ckpt}", f"input={src_file}", *short)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    outputs = translated_lines(proc.stdout)
+    assert len(outputs) == len(lines)
+    # the user is told, in one line, which lines were cut to the model's limit
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert "input lines 3, 7:" in warnings[0]
+    assert f"only the first {max_positions - 1} tokens were translated" in warnings[0]
+    # in order: the reversed file gives the reversed outputs
+    reversed_file = tmp_path / "reversed.txt"
+    reversed_file.write_text("\n".join(reversed(lines)) + "\n", encoding="utf-8")
+    proc = run_cli("translate", f"ckpt_path={transformer_ckpt}", f"input={reversed_file}", *short)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert translated_lines(proc.stdout) == outputs[::-1]
+    assert "input lines 2, 6:" in proc.stderr

@@ -12,7 +12,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import lightning as L
 import torch
@@ -20,9 +20,12 @@ from omegaconf import DictConfig
 
 from seq2seq_lab.checkpoint import family_of, load_checkpoint
 from seq2seq_lab.config import instantiate, to_plain
+from seq2seq_lab.data.lines import decode_lines, read_lines
 from seq2seq_lab.decoding import DecodingSettings, Hypotheses, decode
+from seq2seq_lab.decoding.hypotheses import max_output_lengths
 from seq2seq_lab.environment import hardware, versions
 from seq2seq_lab.errors import ConfigError
+from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.results import write_results
 from seq2seq_lab.training.module import Seq2SeqModule
 from seq2seq_lab.training.precision import choose_precision
@@ -283,48 +286,146 @@ def evaluate(cfg: DictConfig) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------- translate
+class Translations(NamedTuple):
+    """The output of :func:`translate_lines`, one entry per input line, in input order."""
+
+    lines: list[str]  # detokenised translations
+    tokens: list[list[int]]  # target ids (no BOS/EOS)
+    scores: list[float]  # the decoder's score of each (see Hypotheses.scores)
+    truncated: list[int]  # 0-based indices of the inputs cut to ``source_limit`` tokens
+
+
+def _position_tables(network: Seq2SeqNetwork) -> tuple[Any, Any] | None:
+    """The (source, target) absolute position tables (``AbsolutePositions``, each with its
+    ``max_positions``) of a network that has them (the Transformer's ``src_positions`` and
+    ``tgt_positions``), else None."""
+    src_table = getattr(network, "src_positions", None)
+    tgt_table = getattr(network, "tgt_positions", None)
+    return None if src_table is None or tgt_table is None else (src_table, tgt_table)
+
+
+def source_limit(network: Seq2SeqNetwork, decoding: DecodingSettings) -> int | None:
+    """The most source tokens (EOS included) ``network`` can translate under ``decoding``
+    without running past its absolute position tables, or None when it has none (recurrent
+    families; Transformer with relative or no positions).
+
+    Two limits meet: the source table must hold the source, and the target table every
+    position the search may feed, i.e. the output limit floor(a * |x| + b) of
+    ``max_output_lengths`` (EOS included) must be at most ``model.max_positions``; the limit
+    is therefore below ``max_positions`` when outputs may be longer than their source.
+    """
+    tables = _position_tables(network)
+    if tables is None:
+        return None
+    src_table, tgt_table = tables
+
+    def output_fits(n: int) -> bool:
+        mask = torch.ones(1, n, dtype=torch.bool)
+        limit = max_output_lengths(mask, decoding.max_len_a, decoding.max_len_b)
+        return int(limit) <= tgt_table.max_positions
+
+    if not output_fits(1):
+        raise ConfigError(
+            f"decoding.max_len_a={decoding.max_len_a:g} and decoding.max_len_b="
+            f"{decoding.max_len_b} let even an empty line's output run past "
+            f"model.max_positions={tgt_table.max_positions}; lower decoding.max_len_b"
+        )
+    low, high = 1, src_table.max_positions  # output_fits(low) holds; the limit is monotone
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if output_fits(middle) else (low, middle - 1)
+    return low
+
+
 def translate_lines(
     module: Seq2SeqModule,
     datamodule: Any,
     lines: list[str],
     decoding: DecodingSettings,
     batch_size: int,
-) -> list[str]:
-    """Translate raw source sentences in order, ``batch_size`` sentences per decoder call."""
+) -> Translations:
+    """Translate raw source sentences in order, ``batch_size`` sentences per decoder call.
+
+    A line longer than :func:`source_limit` is cut to its first tokens (and listed in
+    ``truncated``) rather than failing the whole input. Each sentence's output does not depend
+    on ``batch_size`` or on its neighbours (tests/test_batch_invariance.py).
+    """
     from seq2seq_lab.data.batching import source_batch
 
-    outputs: list[str] = []
+    if batch_size < 1:
+        raise ConfigError(f"batch_size={batch_size}: expected a positive number")
+    network = module.network
     device = next(module.parameters()).device
-    for start in range(0, len(lines), batch_size):
-        ids = [datamodule.encode_source(line) for line in lines[start : start + batch_size]]
-        batch = source_batch(ids).to(device)
-        hyps: Hypotheses = decode(module.network, batch.src, batch.src_mask, decoding)
-        outputs.extend(datamodule.tgt_tokenizer.decode(t) for t in hyps.tokens)
-    return outputs
+    limit = source_limit(network, decoding)
+    ids = [datamodule.encode_source(line) for line in lines]
+    truncated: list[int] = []
+    if limit is not None:
+        for i, sentence in enumerate(ids):
+            if len(sentence) + 1 > limit:  # + EOS, which source_batch appends
+                ids[i] = sentence[: limit - 1]
+                truncated.append(i)
+    tokens: list[list[int]] = []
+    scores: list[float] = []
+    for start in range(0, len(ids), batch_size):
+        batch = source_batch(ids[start : start + batch_size]).to(device)
+        hyps: Hypotheses = decode(network, batch.src, batch.src_mask, decoding)
+        tokens.extend(hyps.tokens)
+        scores.extend(hyps.scores)
+    texts = [datamodule.tgt_tokenizer.decode(t) for t in tokens]
+    return Translations(texts, tokens, scores, truncated)
+
+
+def read_input(input_path: str | None) -> list[str]:
+    """The lines to translate: of the file ``input_path``, or of stdin when None, through the
+    training data's line reader (split on \\n only); invalid UTF-8 is a one-line DataError
+    naming the file (or <stdin>) and the line."""
+    if input_path:
+        path = Path(input_path)
+        if not path.is_file():
+            raise ConfigError(f"input={path}: no such file")
+        return read_lines(path)
+    return decode_lines(sys.stdin.buffer.read(), "<stdin>")
+
+
+def truncation_warning(
+    truncated: list[int], network: Seq2SeqNetwork, decoding: DecodingSettings, shown: int = 20
+) -> str:
+    """One line naming the (1-based) input lines that were cut, the first ``shown`` of them,
+    and the limit they were cut to (:func:`source_limit`, without EOS)."""
+    limit = source_limit(network, decoding)
+    numbers = ", ".join(str(i + 1) for i in truncated[:shown])
+    more = f" and {len(truncated) - shown} more" if len(truncated) > shown else ""
+    tables = _position_tables(network)
+    assert limit is not None and tables is not None, "nothing is cut without a limit"
+    positions = tables[0].max_positions
+    return (
+        f"warning: input line{'s' if len(truncated) > 1 else ''} {numbers}{more}: longer "
+        f"than the {limit - 1} tokens this model translates (model.max_positions={positions}, "
+        f"decoding.max_len_a={decoding.max_len_a:g}, decoding.max_len_b={decoding.max_len_b}"
+        f"); only the first {limit - 1} tokens were translated"
+    )
 
 
 def translate(cfg: DictConfig) -> list[str]:
-    """Translate lines from ``input`` (a file, or stdin) to ``output`` (a file, or stdout)."""
+    """Translate lines from ``input`` (a file, or stdin) to ``output`` (a file, or stdout):
+    one output line per input line, in order. Input lines end at \\n only (the reader of
+    the training data, ``seq2seq_lab.data.lines``); lines too long for the model are cut to
+    its limit with a one-line warning on stderr naming them."""
     if not cfg.get("ckpt_path"):
         raise ConfigError("ckpt_path is required, e.g. ckpt_path=RUN/checkpoints/best.ckpt")
     _set_threads(cfg)
+    lines = read_input(cfg.get("input"))  # before loading anything: bad input fails fast
     ckpt = load_checkpoint(cfg.ckpt_path, expected_family=_expected_family(cfg))
     datamodule = build_datamodule(ckpt.run_config["data"])
     datamodule.load_state_dict(ckpt.datamodule_state)
-    if cfg.get("input"):
-        path = Path(cfg.input)
-        if not path.is_file():
-            raise ConfigError(f"input={path}: no such file")
-        text = path.read_text(encoding="utf-8")
-    else:
-        text = sys.stdin.read()
-    lines = text.splitlines()
     decoding = _with_decoding_overrides(cfg, ckpt.module.test_decoding)
     with torch.inference_mode():
-        outputs = translate_lines(ckpt.module, datamodule, lines, decoding, int(cfg.batch_size))
-    rendered = "".join(o + "\n" for o in outputs)
+        result = translate_lines(ckpt.module, datamodule, lines, decoding, int(cfg.batch_size))
+    if result.truncated:
+        print(truncation_warning(result.truncated, ckpt.module.network, decoding), file=sys.stderr)
+    rendered = "".join(o + "\n" for o in result.lines)
     if cfg.get("output"):
         Path(cfg.output).write_text(rendered, encoding="utf-8")
     else:
         sys.stdout.write(rendered)
-    return outputs
+    return result.lines

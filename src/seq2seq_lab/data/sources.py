@@ -26,6 +26,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
+from seq2seq_lab.data.lines import decode_lines
 from seq2seq_lab.errors import ConfigError, DataError
 
 SPLITS = ("train", "val", "test")
@@ -75,26 +76,14 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 
 def read_lines(path: Path) -> list[str]:
-    """The lines of a UTF-8 text file without their line ends (``\\n``, ``\\r\\n``); nothing
-    else is stripped. Raises :class:`DataError` naming the file (and line) when it is empty
-    or not UTF-8."""
+    """The sentences of a training text file, one per line, read by the line reader translate
+    uses too (:mod:`seq2seq_lab.data.lines`: split on ``\\n`` only, ``\\r\\n`` ends and a leading
+    byte-order mark removed, nothing else stripped). Raises :class:`DataError` naming the file
+    (and line) when it is empty or not UTF-8."""
     data = path.read_bytes()
     if not data:
         raise DataError(f"{path}: empty file; expected one sentence per line")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise DataError(
-            f"{path}:{line}: invalid UTF-8 (byte 0x{data[e.start]:02x} at column {column}); "
-            "expected UTF-8 text"
-        ) from None
-    text = text.removeprefix("\ufeff")  # a byte-order mark is not part of the first sentence
-    lines = text.split("\n")
-    if lines[-1] == "":  # the final line end does not start another line
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
+    return decode_lines(data, path)
 
 
 class ParallelTextSource(PairSource):
