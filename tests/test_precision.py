@@ -31,7 +31,7 @@ def test_an_explicit_precision_is_kept(given, cpu):
     "flags,expected",
     [
         ({"amx_bf16": True, "avx512_bf16": True}, "bf16-mixed"),
-        ({"avx512_bf16": True}, "32-true"),
+        ({"avx512_bf16": True}, "bf16-mixed"),
         ({}, "32-true"),
     ],
 )
