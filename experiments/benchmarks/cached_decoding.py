@@ -15,6 +15,8 @@ With ``--against SRC`` (the ``src/`` of another checkout, e.g. a worktree of the
 the comparison is instead this checkout's cached decoding against that checkout's: each runs in
 its own worker process (same interpreter, thread count and model seed, so the same weights and
 sources), one decode at a time, alternating, and the outputs must be identical token for token.
+The ratio is reported for the medians of the wall-clock time and of the workers' process CPU
+time (less sensitive to a shared machine's scheduling; with one thread they should agree).
 
     .venv/bin/python experiments/benchmarks/cached_decoding.py
     .venv/bin/python experiments/benchmarks/cached_decoding.py --batch-sizes 1 16 64 --length 100
@@ -116,7 +118,7 @@ def cached_vs_uncached(args: argparse.Namespace) -> None:
 
 def serve(args: argparse.Namespace) -> None:
     """Worker of --against: one JSON request per stdin line ({"batch", "length"}), one JSON
-    answer per stdout line (seconds and a digest of the output tokens)."""
+    answer per stdout line (wall and process CPU seconds, a digest of the output tokens)."""
     net = build(args)
     sources = {}
     print(json.dumps({"torch": torch.__version__, "threads": torch.get_num_threads()}), flush=True)
@@ -125,9 +127,11 @@ def serve(args: argparse.Namespace) -> None:
         batch, length = request["batch"], request["length"]
         if batch not in sources:
             sources[batch] = make_sources(batch, args.src_len, args.vocab, args.seed)
+        cpu = time.process_time()
         seconds, tokens = decode_once(net, *sources[batch], length, args.beam)
+        cpu = time.process_time() - cpu
         digest = hashlib.sha1(json.dumps(tokens).encode()).hexdigest()
-        print(json.dumps({"seconds": seconds, "digest": digest}), flush=True)
+        print(json.dumps({"seconds": seconds, "cpu": cpu, "digest": digest}), flush=True)
 
 
 class Worker:
@@ -171,23 +175,33 @@ def against(args: argparse.Namespace, argv: list[str]) -> None:
     workers = {"before": Worker(args.against.resolve(), argv), "after": Worker(HERE_SRC, argv)}
     print(header(args, f"This checkout (after) vs {args.against} (before)"))
     print(f"  workers: {json.dumps({n: w.hello for n, w in workers.items()})}")
-    print(f"  {'batch':>5s} {'length':>6s} {'before s':>9s} {'after s':>9s} {'before/after':>12s}")
+    print(
+        f"  {'batch':>5s} {'length':>6s} {'before s':>9s} {'after s':>9s} {'before/after':>12s} "
+        f"{'(CPU time)':>10s}"
+    )
     for batch in args.batch_sizes:
         for worker in workers.values():  # warm up: allocator, thread pool, first-call costs
             worker.decode(batch, 5)
         for length in args.length:
-            seconds: dict[str, list[float]] = {name: [] for name in workers}
+            times: dict[str, dict[str, list[float]]] = {
+                clock: {name: [] for name in workers} for clock in ("seconds", "cpu")
+            }
             digests: set[str] = set()
             for r in range(args.rounds):
                 for name in ("before", "after") if r % 2 == 0 else ("after", "before"):
                     answer = workers[name].decode(batch, length)
-                    seconds[name].append(answer["seconds"])
+                    for clock, by_name in times.items():
+                        by_name[name].append(answer[clock])
                     digests.add(answer["digest"])
-            median = {name: statistics.median(ts) for name, ts in seconds.items()}
+            wall, cpu = (
+                {name: statistics.median(ts) for name, ts in times[clock].items()}
+                for clock in ("seconds", "cpu")
+            )
             same = "identical outputs" if len(digests) == 1 else "OUTPUTS DIFFER"
             print(
-                f"  {batch:5d} {length:6d} {median['before']:9.3f} {median['after']:9.3f} "
-                f"{median['before'] / median['after']:11.2f}x  {same}",
+                f"  {batch:5d} {length:6d} {wall['before']:9.3f} {wall['after']:9.3f} "
+                f"{wall['before'] / wall['after']:11.2f}x {cpu['before'] / cpu['after']:9.2f}x"
+                f"  {same}",
                 flush=True,
             )
     for worker in workers.values():
