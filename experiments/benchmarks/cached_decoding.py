@@ -17,11 +17,16 @@ its own worker process (same interpreter, thread count and model seed, so the sa
 sources), one decode at a time, alternating, and the outputs must be identical token for token.
 The ratio is reported for the medians of the wall-clock time and of the workers' process CPU
 time (less sensitive to a shared machine's scheduling; with one thread they should agree).
+By default the workers persist and decode each (batch, length) once untimed first (steady
+state: the memory allocator has seen these sizes); ``--fresh`` times each decode in a new
+worker instead, i.e. the first decode of these sizes in a process.
 
     .venv/bin/python experiments/benchmarks/cached_decoding.py
     .venv/bin/python experiments/benchmarks/cached_decoding.py --batch-sizes 1 16 64 --length 100
     .venv/bin/python experiments/benchmarks/cached_decoding.py --beam 5 --threads 1 \\
         --length 50 100 --against ../baseline/src
+    .venv/bin/python experiments/benchmarks/cached_decoding.py --beam 5 --threads 1 \\
+        --batch-sizes 64 --length 100 --profile 15
 """
 
 from __future__ import annotations
@@ -164,6 +169,28 @@ class Worker:
         self.process.wait()
 
 
+def profile_decode(args: argparse.Namespace) -> None:
+    """One cached decode of each --batch-sizes x --length under torch.profiler (after a
+    warm-up decode): the top operators by self CPU time, and the profiled run's wall time next
+    to an unprofiled one (the profiler's own overhead differs between operators)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    net = build(args)
+    print(header(args, "Profile of cached decoding"))
+    for batch in args.batch_sizes:
+        src, mask = make_sources(batch, args.src_len, args.vocab, args.seed)
+        for length in args.length:
+            decode_once(net, src, mask, 5, args.beam)  # warm-up
+            unprofiled, _ = decode_once(net, src, mask, length, args.beam)
+            with profile(activities=[ProfilerActivity.CPU]) as prof:
+                profiled, _ = decode_once(net, src, mask, length, args.beam)
+            print(
+                f"\nbatch {batch}, length {length}: {unprofiled:.2f} s unprofiled, "
+                f"{profiled:.2f} s profiled"
+            )
+            print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=args.profile))
+
+
 def worker_argv(args: argparse.Namespace) -> list[str]:
     """The options a --serve worker needs: the model, the sources, the search, the threads."""
     names = ("beam", "src_len", "vocab", "d_model", "heads", "d_ff", "layers", "positions")
@@ -172,24 +199,36 @@ def worker_argv(args: argparse.Namespace) -> list[str]:
 
 
 def against(args: argparse.Namespace, argv: list[str]) -> None:
-    workers = {"before": Worker(args.against.resolve(), argv), "after": Worker(HERE_SRC, argv)}
+    sources = {"before": args.against.resolve(), "after": HERE_SRC}
+    workers = {} if args.fresh else {name: Worker(src, argv) for name, src in sources.items()}
+
+    def decode(name: str, batch: int, length: int) -> dict:
+        if not args.fresh:
+            return workers[name].decode(batch, length)
+        worker = Worker(sources[name], argv)  # its only earlier decode: the warm-up
+        worker.decode(batch, 5)
+        answer = worker.decode(batch, length)
+        worker.close()
+        return answer
+
     print(header(args, f"This checkout (after) vs {args.against} (before)"))
-    print(f"  workers: {json.dumps({n: w.hello for n, w in workers.items()})}")
+    if workers:
+        print(f"  workers: {json.dumps({n: w.hello for n, w in workers.items()})}")
     print(
         f"  {'batch':>5s} {'length':>6s} {'before s':>9s} {'after s':>9s} {'before/after':>12s} "
         f"{'(CPU time)':>10s}"
     )
     for batch in args.batch_sizes:
-        for worker in workers.values():  # warm up: allocator, thread pool, first-call costs
-            worker.decode(batch, 5)
         for length in args.length:
+            for worker in workers.values():  # warm up: thread pool, allocator, first calls
+                worker.decode(batch, length)
             times: dict[str, dict[str, list[float]]] = {
-                clock: {name: [] for name in workers} for clock in ("seconds", "cpu")
+                clock: {name: [] for name in sources} for clock in ("seconds", "cpu")
             }
             digests: set[str] = set()
             for r in range(args.rounds):
                 for name in ("before", "after") if r % 2 == 0 else ("after", "before"):
-                    answer = workers[name].decode(batch, length)
+                    answer = decode(name, batch, length)
                     for clock, by_name in times.items():
                         by_name[name].append(answer[clock])
                     digests.add(answer["digest"])
@@ -226,12 +265,27 @@ def main() -> None:
     parser.add_argument(
         "--against", type=Path, help="src/ of another checkout: time its decoding against ours"
     )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="with --against: time each decode in a new worker process (after a length-5 "
+        "warm-up), i.e. the first decode of these sizes in a process; by default the workers "
+        "persist and each (batch, length) is decoded once untimed first",
+    )
+    parser.add_argument(
+        "--profile",
+        type=int,
+        metavar="N",
+        help="profile this checkout's cached decoding: top N ops",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.serve:
         serve(args)
+    elif args.profile:
+        profile_decode(args)
     elif args.against is not None:
         against(args, worker_argv(args))
     else:
