@@ -100,9 +100,9 @@ class KeyValueCache(BatchState):
             return KeyValueCache(k=new_k, v=new_v, length=end, capacity=end)
         cache = self if end <= self.capacity and self.k is not None else self._grown(new_k, end)
         assert cache.k is not None and cache.v is not None
-        cache.k[:, :, self.length : end] = new_k  # in place: positions length .. end-1
-        cache.v[:, :, self.length : end] = new_v
-        return dataclasses.replace(cache, length=end)
+        cache.k.narrow(2, self.length, new.length).copy_(new_k)  # in place: length .. end-1
+        cache.v.narrow(2, self.length, new.length).copy_(new_v)
+        return KeyValueCache(k=cache.k, v=cache.v, length=end, capacity=cache.capacity)
 
     def _grown(self, new_k: Tensor, end: int) -> KeyValueCache:
         """Buffers for at least ``end`` positions (the capacity reserved, or twice the old one)
@@ -119,7 +119,7 @@ class KeyValueCache(BatchState):
     def filled(self) -> KeyValue:
         """Views of the positions written so far, [B, H, length, E] each."""
         assert self.k is not None and self.v is not None, "nothing appended yet"
-        return KeyValue(k=self.k[:, :, : self.length], v=self.v[:, :, : self.length])
+        return KeyValue(k=self.k.narrow(2, 0, self.length), v=self.v.narrow(2, 0, self.length))
 
 
 class AttentionOutput(NamedTuple):
