@@ -71,7 +71,7 @@ class ScriptedNetwork(Seq2SeqNetwork):
     def encode(self, src: Tensor, src_mask: Tensor) -> ScriptedMemory:
         return ScriptedMemory(script=src[:, 0].clone())
 
-    def init_state(self, memory: ScriptedMemory) -> ScriptedState:
+    def init_state(self, memory: ScriptedMemory, max_length: int | None = None) -> ScriptedState:
         empty = torch.empty((memory.script.size(0), 0), dtype=torch.long)
         return ScriptedState(script=memory.script, prefix=empty)
 

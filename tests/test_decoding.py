@@ -96,9 +96,10 @@ class EosAt(Seq2SeqNetwork):
     def encode(self, src: Tensor, src_mask: Tensor) -> EosAtMemory:
         return EosAtMemory(self.inner.encode(src, src_mask), src_mask.sum(1) - 3)
 
-    def init_state(self, memory: EosAtMemory) -> EosAtState:
+    def init_state(self, memory: EosAtMemory, max_length: int | None = None) -> EosAtState:
         steps = torch.zeros_like(memory.eos_step)
-        return EosAtState(self.inner.init_state(memory.inner), memory.eos_step, steps)
+        inner = self.inner.init_state(memory.inner, max_length)
+        return EosAtState(inner, memory.eos_step, steps)
 
     def step(self, prev_tokens: Tensor, state: EosAtState) -> StepOutput:
         out = self.inner.step(prev_tokens, state.inner)

@@ -1,10 +1,11 @@
-"""BatchState re-indexing: what beam search relies on to reorder any family's state."""
+"""BatchState re-indexing: what beam search relies on to reorder any family's state, including
+buffers written in place (``filled`` metadata)."""
 
 import dataclasses
 
 import torch
 
-from seq2seq_lab.models.state import BatchState, expand_index
+from seq2seq_lab.models.state import BatchState, Filled, expand_index
 
 
 @dataclasses.dataclass
@@ -47,3 +48,44 @@ def test_reorder_beams_leaves_static_fields():
     state = make().reorder_beams(torch.tensor([1, 1, 0]))
     assert state.memory.view(-1).tolist() == [0, 1, 2]
     assert state.hidden[0].tolist() == [1, 1, 0]
+
+
+@dataclasses.dataclass
+class Buffered(BatchState):
+    """A preallocated [B, capacity] buffer of which the first ``length`` positions hold data."""
+
+    buffer: torch.Tensor = dataclasses.field(metadata={"filled": Filled(dim=1, length="length")})
+    length: int
+
+
+def buffered() -> Buffered:
+    # rows 0..3 hold 10*row + position at positions 0..2; positions 3, 4 are unwritten capacity
+    data = torch.full((4, 5), -1)
+    data[:, :3] = torch.arange(4)[:, None] * 10 + torch.arange(3)
+    return Buffered(buffer=data, length=3)
+
+
+def test_select_copies_the_filled_prefix_into_a_new_buffer_of_the_same_capacity():
+    state = buffered()
+    before = state.buffer.clone()
+    selected = state.select(torch.tensor([2, 2, 0]))
+    assert selected.buffer.shape == (3, 5) and selected.length == 3
+    assert selected.buffer[:, :3].tolist() == [[20, 21, 22], [20, 21, 22], [0, 1, 2]]
+    assert torch.equal(state.buffer, before)  # select leaves its state as it was
+
+
+def test_reorder_beams_moves_the_filled_prefix_in_place():
+    state = buffered()
+    buffer = state.buffer
+    # 0 and 1 swap, 2 stays, 3 continues row 2: a swap must not read an overwritten row
+    reordered = state.reorder_beams(torch.tensor([1, 0, 2, 2]))
+    assert reordered.buffer is buffer  # no new buffer: the state reordered from is consumed
+    assert buffer[:, :3].tolist() == [[10, 11, 12], [0, 1, 2], [20, 21, 22], [20, 21, 22]]
+    assert (buffer[:, 3:] == -1).all()  # the capacity past the filled prefix is not touched
+
+
+def test_reorder_beams_with_no_moved_row_changes_nothing():
+    state = buffered()
+    before = state.buffer.clone()
+    state.reorder_beams(torch.arange(4))
+    assert torch.equal(state.buffer, before)

@@ -1,5 +1,7 @@
-"""TransformerNetwork: causality, padding, cached == uncached decoding (every positions variant),
-beam-state reordering, tied embeddings, initialisation, configuration errors, overfitting."""
+"""TransformerNetwork: causality, padding, cached == uncached decoding (every positions variant,
+greedy and beam, mixed source lengths, beams that swap, the length limit), the in-place key/value
+caches (sized once, reordered in place, grown when unsized, out of place under autograd), tied
+embeddings, initialisation, configuration errors, overfitting."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
 from seq2seq_lab.decoding.beam import beam_search
 from seq2seq_lab.decoding.greedy import greedy_search
 from seq2seq_lab.errors import ConfigError
+from seq2seq_lab.models.attention.multi_head import KeyValueCache
 from seq2seq_lab.models.state import expand_index
 from seq2seq_lab.models.transformer.network import TransformerNetwork
 from seq2seq_lab.models.transformer.state import CachedDecoderState
@@ -85,9 +88,10 @@ def test_source_padding_content_is_ignored() -> None:
     )
 
 
+@torch.no_grad()  # decoding: the caches are written in place
 def _stepwise_logits(net: TransformerNetwork, src, mask, tgt, kv_cache: bool):
     net.kv_cache = kv_cache
-    state = net.init_state(net.encode(src, mask))
+    state = net.init_state(net.encode(src, mask), max_length=tgt.size(1))
     logits, attention = [], []
     for t in range(tgt.size(1)):
         out = net.step(tgt[:, t], state)
@@ -116,39 +120,163 @@ def test_cached_steps_equal_uncached_steps_and_teacher_forcing(positions: str, n
     assert (cached_attention[1, :, 4:] == 0).all()
 
 
+def mixed_sources(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Five right-padded sources of lengths 7, 3, 5, 1 and 6 (EOS last)."""
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.tensor([7, 3, 5, 1, 6])
+    src = torch.randint(4, V, (5, 7), generator=g)
+    mask = torch.arange(7)[None, :] < lengths[:, None]
+    src[torch.arange(5), lengths - 1] = EOS_ID
+    return src.masked_fill(~mask, PAD_ID), mask
+
+
+@pytest.fixture
+def cache_writes(monkeypatch) -> list[tuple[int, int, bool]]:
+    """(positions filled, capacity, reallocated) of every cache append while the test runs."""
+    writes = []
+    append = KeyValueCache.append
+
+    def spy(self: KeyValueCache, new):
+        out = append(self, new)
+        reallocated = self.k is not None and out.k is not self.k
+        writes.append((out.length, out.capacity, reallocated))
+        return out
+
+    monkeypatch.setattr(KeyValueCache, "append", spy)
+    return writes
+
+
 @pytest.mark.parametrize("positions", POSITIONS)
-def test_greedy_and_beam_search_identical_with_and_without_cache(positions: str) -> None:
+def test_greedy_and_beam_search_identical_with_and_without_cache(positions, cache_writes) -> None:
     torch.manual_seed(3)
     net = tiny(positions=positions)
-    src, mask = source_batch(b=4, s=6)
+    src, mask = mixed_sources()
+    limits = [int(1.0 * n + 4) for n in mask.sum(1).tolist()]  # 11, 7, 9, 5, 10
     results = {}
     for kv_cache in (True, False):
         net.kv_cache = kv_cache
-        greedy = greedy_search(net, src, mask, max_len_a=0.0, max_len_b=12, min_len=12)
+        forced = greedy_search(net, src, mask, max_len_a=0.0, max_len_b=12, min_len=12)
+        greedy = greedy_search(net, src, mask, max_len_a=1.0, max_len_b=4, min_len=0)
         beam = beam_search(
             net, src, mask, beam_size=3, length_penalty=1.0, max_len_a=1.0, max_len_b=4, min_len=0
         )
-        results[kv_cache] = (greedy.tokens, beam.tokens)
+        # every sentence runs into its own limit: beam search finalises it unfinished
+        at_limit = beam_search(
+            net, src, mask, beam_size=3, length_penalty=1.0, max_len_a=1.0, max_len_b=4,
+            min_len=12,
+        )  # fmt: skip
+        results[kv_cache] = [h.tokens for h in (forced, greedy, beam, at_limit)]
+        results[kv_cache].append([round(x, 4) for x in beam.scores + at_limit.scores])
     assert all(len(row) == 12 for row in results[True][0])  # length forced, EOS ignored
+    assert [len(row) for row in results[True][3]] == limits
     assert results[True] == results[False]
+    # the caches were sized once, by the decoders' length limit, and filled up to it
+    assert cache_writes and not any(reallocated for _, _, reallocated in cache_writes)
+    assert {capacity for _, capacity, _ in cache_writes} == {12, max(limits)}
+    assert all(length <= capacity for length, capacity, _ in cache_writes)
+    assert (max(limits), max(limits), False) in cache_writes
 
 
-def test_reorder_beams_moves_caches_and_keeps_cross_attention_keys() -> None:
+@pytest.mark.parametrize("positions", POSITIONS)
+@torch.no_grad()  # decoding: the caches are written in place
+def test_beams_that_swap_decode_as_without_cache(positions: str) -> None:
+    """reorder_beams between steps (swaps, a row continued twice, rows that stay) moves the
+    cached keys/values with their hypotheses: every step equals the uncached decoder's."""
+    torch.manual_seed(8)
+    net = tiny(positions=positions)
+    src, mask = mixed_sources(seed=1)
+    K, steps = 3, 7
+    index = expand_index(5, K)
+    orders = [
+        torch.tensor([1, 0, 2]), torch.tensor([2, 2, 0]), torch.tensor([0, 1, 2]),
+        torch.tensor([1, 2, 0]), torch.tensor([0, 0, 1]),
+    ]  # fmt: skip
+    g = torch.Generator().manual_seed(9)
+    states = {}
+    for kv_cache in (True, False):
+        net.kv_cache = kv_cache
+        states[kv_cache] = net.init_state(net.encode(src, mask), max_length=steps).select(index)
+    prev = torch.full((5 * K,), BOS_ID)
+    for _ in range(steps):
+        outs = {}
+        for kv_cache in (True, False):
+            net.kv_cache = kv_cache
+            outs[kv_cache] = net.step(prev, states[kv_cache])
+        torch.testing.assert_close(outs[True].logits, outs[False].logits, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(outs[True].attention, outs[False].attention)
+        # each sentence's group of K rows gets its own within-group order
+        picks = torch.randint(len(orders), (5,), generator=g)
+        rows = torch.cat([orders[int(p)] + b * K for b, p in enumerate(picks)])
+        states = {c: out.state.reorder_beams(rows) for c, out in outs.items()}
+        prev = torch.randint(4, V, (5 * K,), generator=g)
+    assert states[True].steps == steps
+
+
+@torch.no_grad()  # decoding: the caches are written in place
+def test_reorder_beams_moves_caches_in_place_and_keeps_cross_attention_keys() -> None:
     torch.manual_seed(4)
     net = tiny()
     src, mask = source_batch(b=2)
-    state = net.init_state(net.encode(src, mask)).select(expand_index(2, 2))  # 4 rows
+    state = net.init_state(net.encode(src, mask), max_length=5).select(expand_index(2, 2))
     assert isinstance(state, CachedDecoderState)
-    for token in (BOS_ID, 5, 6):
-        state = net.step(torch.full((4,), token), state).state
-    assert state.steps == 3
+    g = torch.Generator().manual_seed(5)
+    for _ in range(3):  # different tokens per row, so that the rows' caches differ
+        state = net.step(torch.randint(4, V, (4,), generator=g), state).state
+    assert state.steps == 3 and state.cache[0].capacity == 5
+    for cache in state.cache:  # mark the unwritten capacity: reordering must not touch it
+        cache.k[:, :, 3:], cache.v[:, :, 3:] = 7.0, 7.0
+    before = [(c.k.clone(), c.v.clone()) for c in state.cache]
     order = torch.tensor([1, 1, 3, 2])  # beams stay inside their sentence's group
     reordered = state.reorder_beams(order)
-    for before, after in zip(state.cache, reordered.cache):
-        torch.testing.assert_close(after.k, before.k[order])
-        torch.testing.assert_close(after.v, before.v[order])
+    for (k, v), cache, after in zip(before, state.cache, reordered.cache):
+        assert after.k is cache.k and after.v is cache.v  # the same buffers, written in place
+        torch.testing.assert_close(after.k[:, :, :3], k[order, :, :3], rtol=0, atol=0)
+        torch.testing.assert_close(after.v[:, :, :3], v[order, :, :3], rtol=0, atol=0)
+        assert (after.k[:, :, 3:] == 7.0).all() and (after.v[:, :, 3:] == 7.0).all()
     assert all(a is b for a, b in zip(reordered.cross, state.cross))  # static: untouched
     assert reordered.src_mask is state.src_mask
+
+
+@pytest.mark.parametrize("max_length", [None, 2])
+@torch.no_grad()  # decoding: the caches are written in place
+def test_caches_grow_past_an_unknown_or_short_length(max_length, cache_writes) -> None:
+    """A caller that does not know the length (or names too short a one) gets the same steps;
+    the caches reallocate, doubling."""
+    torch.manual_seed(10)
+    net = tiny()
+    src, mask = source_batch()
+    tgt = target_input(t=9)
+    sized, _ = _stepwise_logits(net, src, mask, tgt, kv_cache=True)  # max_length = 9
+    assert not any(reallocated for _, _, reallocated in cache_writes)
+    cache_writes.clear()
+    state = net.init_state(net.encode(src, mask), max_length=max_length)
+    logits = []
+    for t in range(tgt.size(1)):
+        out = net.step(tgt[:, t], state)
+        state = out.state
+        logits.append(out.logits)
+    torch.testing.assert_close(torch.stack(logits, 1), sized, rtol=0, atol=0)
+    capacities = sorted({capacity for _, capacity, _ in cache_writes})
+    assert capacities == ([1, 2, 4, 8, 16] if max_length is None else [2, 4, 8, 16])
+
+
+def test_scheduled_sampling_trains_through_cached_steps() -> None:
+    """Under autograd the caches are written out of place, so backward through decoding steps
+    (teacher_forcing_ratio < 1) works and matches the decoder without a cache."""
+    torch.manual_seed(11)
+    net = tiny(dropout=0.0).train()
+    src, mask = source_batch()
+    tgt = target_input()
+    grads = {}
+    for kv_cache in (True, False):
+        net.kv_cache = kv_cache
+        net.zero_grad()
+        logits = net.stepwise(src, mask, tgt, teacher_forcing_ratio=1.0).logits
+        logits.square().mean().backward()
+        grads[kv_cache] = [p.grad.clone() for p in net.parameters() if p.grad is not None]
+    assert len(grads[True]) == len(grads[False]) > 0
+    for cached, uncached in zip(grads[True], grads[False]):
+        torch.testing.assert_close(cached, uncached, atol=1e-5, rtol=1e-4)
 
 
 def test_tied_embeddings() -> None:

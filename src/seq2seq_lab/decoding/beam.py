@@ -48,7 +48,9 @@ def beam_search(
     device = src.device
     B, K = src.size(0), beam_size
     limits = max_output_lengths(src_mask, max_len_a, max_len_b)  # [B], EOS included
-    state = network.init_state(network.encode(src, src_mask)).select(expand_index(B, K, device))
+    max_steps = int(limits.max())  # the most steps taken: the decoder state is sized for them
+    state = network.init_state(network.encode(src, src_mask), max_length=max_steps)
+    state = state.select(expand_index(B, K, device))
 
     # Only beam 0 is live at the start, so the first top-k does not pick K copies of one token.
     scores = torch.full((B, K), float("-inf"), device=device)
@@ -60,7 +62,7 @@ def beam_search(
     done = torch.zeros(B, dtype=torch.bool, device=device)
     group_offset = (torch.arange(B, device=device) * K).unsqueeze(1)  # [B, 1]
 
-    for t in range(int(limits.max())):
+    for t in range(max_steps):
         out = network.step(prev, state)
         log_probs = torch.log_softmax(out.logits.float(), dim=-1)  # [B*K, V]
         vocab = log_probs.size(-1)

@@ -33,13 +33,14 @@ def greedy_search(
     """
     batch_size = src.size(0)
     limits = max_output_lengths(src_mask, max_len_a, max_len_b)  # [B]
-    state = network.init_state(network.encode(src, src_mask))
+    max_steps = int(limits.max())  # the most steps taken: the decoder state is sized for them
+    state = network.init_state(network.encode(src, src_mask), max_length=max_steps)
     prev = torch.full((batch_size,), network.bos_id, dtype=torch.long, device=src.device)
     finished = torch.zeros(batch_size, dtype=torch.bool, device=src.device)
     lengths = torch.zeros(batch_size, dtype=torch.long, device=src.device)  # incl. EOS
     scores = torch.zeros(batch_size, device=src.device)
     steps, attentions = [], []
-    for t in range(int(limits.max())):
+    for t in range(max_steps):
         out = network.step(prev, state)
         state = out.state
         log_probs = torch.log_softmax(out.logits.float(), dim=-1)  # [B, V]

@@ -6,7 +6,10 @@ A family is a plain ``nn.Module`` (no Lightning) that implements fairseq's incre
 contract in four methods:
 
 - ``encode(src, src_mask) -> memory``: run the encoder once per batch.
-- ``init_state(memory) -> state``: the decoder state before the first target token.
+- ``init_state(memory, max_length) -> state``: the decoder state before the first target
+  token; ``max_length`` is the most steps the caller will take (greedy and beam search pass
+  their output length limit, None when unknown), so that a family can size buffers once (the
+  Transformer's key/value caches). More steps than that must still work.
 - ``step(prev_tokens, state) -> StepOutput``: one decoder step for every row of the batch.
 - ``teacher_forced(src, src_mask, tgt_in) -> ForwardOutput``: the whole shifted gold target at
   once (training). Families whose decoder can run over all positions in one call (Transformer,
@@ -69,8 +72,9 @@ class Seq2SeqNetwork(nn.Module, ABC):
         """src [B, S] token ids, src_mask [B, S] True on real tokens -> encoder memory."""
 
     @abstractmethod
-    def init_state(self, memory: BatchState) -> BatchState:
-        """Decoder state before the first target token (BOS is fed by the first step)."""
+    def init_state(self, memory: BatchState, max_length: int | None = None) -> BatchState:
+        """Decoder state before the first target token (BOS is fed by the first step), for
+        at most ``max_length`` steps when the caller knows it (a sizing hint, not a limit)."""
 
     @abstractmethod
     def step(self, prev_tokens: Tensor, state: BatchState) -> StepOutput:
@@ -92,7 +96,7 @@ class Seq2SeqNetwork(nn.Module, ABC):
     ) -> ForwardOutput:
         """Decode step by step; with probability 1 - ratio a step is fed the model's own
         previous argmax instead of the gold token (scheduled sampling, Bengio et al. 2015)."""
-        state = self.init_state(self.encode(src, src_mask))
+        state = self.init_state(self.encode(src, src_mask), max_length=tgt_in.size(1))
         logits, attention = [], []
         prev = tgt_in[:, 0]
         for t in range(tgt_in.size(1)):

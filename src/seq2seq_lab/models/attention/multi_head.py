@@ -10,8 +10,8 @@ stored side by side as one D x D matrix each (column block i is W_i^Q), so one p
 every head at once.
 
 Keys and values are projected separately from the attention itself (:meth:`project_kv`) so that an
-incremental decoder can project the encoder output once per sentence (cross-attention) and append
-one position per step to a cache (self-attention).
+incremental decoder can project the encoder output once per sentence (cross-attention) and write
+one position per step into a preallocated cache (self-attention, :class:`KeyValueCache`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from seq2seq_lab.models.attention.scaled_dot_product import (
     RelativeEmbeddings,
     ScaledDotProductAttention,
 )
-from seq2seq_lab.models.state import BatchState
+from seq2seq_lab.models.state import BatchState, Filled
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,13 +51,75 @@ class KeyValue(BatchState):
     k: Tensor
     v: Tensor
 
-    def extend(self, new: KeyValue) -> KeyValue:
-        """The cache with ``new``'s positions appended after the existing ones."""
-        return KeyValue(k=torch.cat([self.k, new.k], dim=2), v=torch.cat([self.v, new.v], dim=2))
-
     @property
     def length(self) -> int:
         return self.k.size(2)
+
+
+# the buffers of a KeyValueCache hold data at positions 0 .. length-1 of dim 1 (see state.py)
+_FILLED = {"filled": Filled(dim=2, length="length")}
+
+
+@dataclasses.dataclass
+class KeyValueCache(BatchState):
+    """Self-attention keys/values of an incremental decoder, written in place.
+
+    Two [B, H, capacity, E] buffers (the heads-split layout attention takes) of which positions
+    0 .. length-1 hold data. They are allocated by the first :meth:`append` (which knows B,
+    dtype and device) for ``capacity`` positions, the most the caller said it will feed; each
+    append writes its positions in place, and attention reads the filled prefix (:meth:`filled`:
+    views, no copy). Beam search's ``reorder_beams`` moves, in place, only the filled prefix of
+    the rows whose beam changed (``filled`` metadata, see ``models/state.py``). Appending past
+    the capacity reallocates at twice the size, so an unknown (0) or short capacity costs a few
+    copies of the prefix instead of an error.
+
+    Appends and reorders write into buffers shared with the state they start from: that state
+    is consumed. Under autograd (scheduled sampling trains through decoding steps) appends are
+    out of place instead, since backward needs the keys/values earlier steps attended over.
+    """
+
+    k: Tensor | None = dataclasses.field(metadata=_FILLED)  # [B, H, capacity, E]
+    v: Tensor | None = dataclasses.field(metadata=_FILLED)
+    length: int  # positions written
+    capacity: int  # positions the buffers hold (or will, once allocated)
+
+    @classmethod
+    def reserve(cls, capacity: int) -> KeyValueCache:
+        """An empty cache for ``capacity`` positions, allocated by the first append."""
+        return cls(k=None, v=None, length=0, capacity=capacity)
+
+    def append(self, new: KeyValue) -> KeyValueCache:
+        """The cache with ``new``'s positions [B, H, N, E] written after the filled ones."""
+        end = self.length + new.length
+        new_k, new_v = new.k, new.v
+        if torch.is_grad_enabled() and (new_k.requires_grad or new_v.requires_grad):
+            # out of place: backward needs the keys/values that earlier steps attended over
+            if self.k is not None and self.v is not None:
+                new_k = torch.cat([self.k[:, :, : self.length], new_k], dim=2)
+                new_v = torch.cat([self.v[:, :, : self.length], new_v], dim=2)
+            return KeyValueCache(k=new_k, v=new_v, length=end, capacity=end)
+        cache = self if end <= self.capacity and self.k is not None else self._grown(new_k, end)
+        assert cache.k is not None and cache.v is not None
+        cache.k.narrow(2, self.length, new.length).copy_(new_k)  # in place: length .. end-1
+        cache.v.narrow(2, self.length, new.length).copy_(new_v)
+        return KeyValueCache(k=cache.k, v=cache.v, length=end, capacity=cache.capacity)
+
+    def _grown(self, new_k: Tensor, end: int) -> KeyValueCache:
+        """Buffers for at least ``end`` positions (the capacity reserved, or twice the old one)
+        holding a copy of the filled prefix; ``new_k`` [B, H, N, E] gives B, H, E, dtype and
+        device."""
+        capacity = max(end, self.capacity if self.k is None else 2 * self.capacity)
+        b, h, _, e = new_k.shape
+        k, v = new_k.new_empty(b, h, capacity, e), new_k.new_empty(b, h, capacity, e)
+        if self.k is not None and self.v is not None:
+            k[:, :, : self.length] = self.k[:, :, : self.length]
+            v[:, :, : self.length] = self.v[:, :, : self.length]
+        return KeyValueCache(k=k, v=v, length=self.length, capacity=capacity)
+
+    def filled(self) -> KeyValue:
+        """Views of the positions written so far, [B, H, length, E] each."""
+        assert self.k is not None and self.v is not None, "nothing appended yet"
+        return KeyValue(k=self.k.narrow(2, 0, self.length), v=self.v.narrow(2, 0, self.length))
 
 
 class AttentionOutput(NamedTuple):

@@ -45,7 +45,7 @@ class BahdanauNetwork(RecurrentNetwork):
         self.decoder_rnn = self.make_decoder_rnn(E + self.memory_size)  # [E y_{t-1} ; c_t]
         self.readout = nn.Linear(H + self.memory_size + E, H)
 
-    def init_state(self, memory: RNNMemory) -> AttentionDecoderState:
+    def init_state(self, memory: RNNMemory, max_length: int | None = None) -> AttentionDecoderState:
         return AttentionDecoderState(
             hidden=self.initial_hidden(memory),
             memory=memory.outputs,

@@ -50,7 +50,7 @@ class LuongNetwork(RecurrentNetwork):
         self.decoder_rnn = self.make_decoder_rnn(E + (H if input_feeding else 0))
         self.combine = nn.Linear(self.memory_size + H, H, bias=False)  # W_c
 
-    def init_state(self, memory: RNNMemory) -> AttentionDecoderState:
+    def init_state(self, memory: RNNMemory, max_length: int | None = None) -> AttentionDecoderState:
         hidden = self.initial_hidden(memory)
         B = memory.outputs.size(0)
         return AttentionDecoderState(

@@ -32,7 +32,7 @@ class PlainSeq2SeqNetwork(RecurrentNetwork):
         super().__init__(**options)
         self.decoder_rnn = self.make_decoder_rnn(self.embedding_dim)
 
-    def init_state(self, memory: RNNMemory) -> RNNDecoderState:
+    def init_state(self, memory: RNNMemory, max_length: int | None = None) -> RNNDecoderState:
         return RNNDecoderState(hidden=self.initial_hidden(memory))
 
     def step(self, prev_tokens: Tensor, state: RNNDecoderState) -> StepOutput:

@@ -21,7 +21,12 @@ from typing import NamedTuple
 
 from torch import Tensor, nn
 
-from seq2seq_lab.models.attention.multi_head import AttentionOptions, KeyValue, MultiHeadAttention
+from seq2seq_lab.models.attention.multi_head import (
+    AttentionOptions,
+    KeyValue,
+    KeyValueCache,
+    MultiHeadAttention,
+)
 from seq2seq_lab.models.transformer.positions import RelativePositions
 from seq2seq_lab.models.transformer.sublayers import FeedForward, Residual
 
@@ -33,7 +38,7 @@ class EncoderBlockOutput(NamedTuple):
 
 class DecoderBlockOutput(NamedTuple):
     x: Tensor  # [B, T, D]
-    cache: KeyValue  # self-attention keys/values of every position so far, [B, H, K, D/H]
+    cache: KeyValueCache | None  # with ``past``: the self-attention cache, this position written
     self_weights: Tensor | None  # [B, H, T, K] when asked for
     cross_weights: Tensor | None  # [B, H, T, S] when asked for
 
@@ -91,11 +96,12 @@ class EncoderBlock(nn.Module):
 class DecoderBlock(nn.Module):
     """Causal self-attention, cross-attention over the encoder output, then the FFN.
 
-    Called on the whole target (``past=None``: causal mask, fused kernel) or on the new position
-    of one incremental step (``past`` = the self-attention keys/values of the earlier positions;
-    no mask is needed since every earlier position is visible). The returned ``cache`` is the
-    self-attention keys/values including this call's positions. ``cross`` holds the encoder
-    output's keys/values, projected once per sentence by ``cross_attn.project_kv``.
+    Called on the whole target (``past=None``: causal mask, fused kernel; no cache is
+    returned) or on the new position of one incremental step (``past`` = the self-attention
+    cache of the earlier positions; the new position's keys/values are written into it in place
+    and the query attends over the filled positions, all visible, so no mask is needed). The
+    returned ``cache`` is ``past`` with this call's position written. ``cross`` holds the
+    encoder output's keys/values, projected once per sentence by ``cross_attn.project_kv``.
     """
 
     def __init__(
@@ -133,15 +139,17 @@ class DecoderBlock(nn.Module):
         cross: KeyValue,
         src_mask: Tensor,
         *,
-        past: KeyValue | None = None,
+        past: KeyValueCache | None = None,
         need_weights: bool = False,
     ) -> DecoderBlockOutput:
         """x [B, T, D] (T = 1 with ``past``), cross [B, H, S, D/H], src_mask [B, S]."""
         assert past is None or x.size(1) == 1, "an incremental step feeds one position"
         h = self.self_attn_residual.before(x)
         kv = self.self_attn.project_kv(h)
+        cache = None
         if past is not None:
-            kv = past.extend(kv)  # keys/values of positions 0 .. t, the query is position t
+            cache = past.append(kv)  # position t written in place
+            kv = cache.filled()  # keys/values of positions 0 .. t, the query is position t
         relative = None if self.relative is None else self.relative(x.size(1), kv.length)
         attended = self.self_attn.attend(
             h, kv, causal=past is None, need_weights=need_weights, relative=relative
@@ -153,4 +161,4 @@ class DecoderBlock(nn.Module):
         x = self.cross_attn_residual.after(x, crossed.output)
 
         x = self.ffn_residual(x, self.ffn)
-        return DecoderBlockOutput(x, kv, attended.weights, crossed.weights)
+        return DecoderBlockOutput(x, cache, attended.weights, crossed.weights)

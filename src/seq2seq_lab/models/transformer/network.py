@@ -9,9 +9,10 @@ Shapes: B batch, S source length, T target length, D model width, H heads, V voc
 
 Training (``teacher_forced``) runs the whole shifted target at once under a causal mask through
 the fused attention kernel. Inference goes through the incremental contract of ``network.py``:
-with ``kv_cache`` each step feeds one token and appends one position to every layer's
-self-attention key/value cache, and the cross-attention keys/values are projected once per
-sentence in ``init_state``; without it each step reruns the decoder over the whole prefix.
+with ``kv_cache`` each step feeds one token and writes one position, in place, into every
+layer's self-attention key/value cache (buffers preallocated for ``init_state``'s
+``max_length``), and the cross-attention keys/values are projected once per sentence in
+``init_state``; without it each step reruns the decoder over the whole prefix.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import torch
 from torch import Tensor, nn
 
 from seq2seq_lab.errors import ConfigError
-from seq2seq_lab.models.attention.multi_head import AttentionOptions, KeyValue
+from seq2seq_lab.models.attention.multi_head import AttentionOptions, KeyValue, KeyValueCache
 from seq2seq_lab.models.network import ForwardOutput, Seq2SeqNetwork, StepOutput
 from seq2seq_lab.models.state import BatchState
 from seq2seq_lab.models.transformer.blocks import DecoderBlock, EncoderBlock
@@ -57,7 +58,7 @@ class TransformerTrace:
 
 class _DecoderOutput(NamedTuple):
     hidden: Tensor  # [B, T, D] after the final LayerNorm (pre-LN)
-    cache: list[KeyValue]  # per layer self-attention keys/values
+    cache: list[KeyValueCache] | None  # per layer self-attention caches (incremental step)
     attention: Tensor | None  # [B, T, S] last layer's head-averaged cross-attention
 
 
@@ -210,15 +211,16 @@ class TransformerNetwork(Seq2SeqNetwork):
         cross: list[KeyValue],
         src_mask: Tensor,
         *,
-        past: list[KeyValue] | None,
+        past: list[KeyValueCache] | None,
         need_attention: bool,
         trace: TransformerTrace | None = None,
     ) -> _DecoderOutput:
         """tokens [B, T] from position 0 (``past`` None), or the one token [B, 1] at position
-        ``past[0].length`` (incremental step)."""
+        ``past[0].length`` (incremental step, which writes it into every layer's cache)."""
         start = 0 if past is None else past[0].length
         x = self._embed(self.tgt_embed, self.tgt_positions, tokens, start=start)
-        cache, last = [], len(self.decoder) - 1
+        cache: list[KeyValueCache] = []
+        last = len(self.decoder) - 1
         for i, block in enumerate(self.decoder):
             out = block(
                 x,
@@ -228,14 +230,15 @@ class TransformerNetwork(Seq2SeqNetwork):
                 need_weights=trace is not None or (need_attention and i == last),
             )
             x = out.x
-            cache.append(out.cache)
+            if out.cache is not None:
+                cache.append(out.cache)
             if trace is not None:
                 trace.decoder_states.append(x)
                 trace.decoder_self.append(out.self_weights)
                 trace.decoder_cross.append(out.cross_weights)
         hidden = x if self.decoder_norm is None else self.decoder_norm(x)
         attention = out.cross_weights.mean(dim=1) if need_attention else None  # over heads
-        return _DecoderOutput(hidden, cache, attention)
+        return _DecoderOutput(hidden, None if past is None else cache, attention)
 
     def teacher_forced(self, src: Tensor, src_mask: Tensor, tgt_in: Tensor) -> ForwardOutput:
         """Logits [B, T, V] for the whole shifted target at once; no attention weights are
@@ -246,18 +249,21 @@ class TransformerNetwork(Seq2SeqNetwork):
         )
         return ForwardOutput(self.output(out.hidden), None)
 
-    def init_state(self, memory: BatchState) -> CachedDecoderState | PrefixDecoderState:
+    def init_state(
+        self, memory: BatchState, max_length: int | None = None
+    ) -> CachedDecoderState | PrefixDecoderState:
+        """With ``kv_cache``, every layer's self-attention cache is sized for ``max_length``
+        positions (allocated by the first step, after beam search has expanded the batch);
+        None or too short a length makes the caches grow by doubling instead."""
         assert isinstance(memory, TransformerMemory), "memory must come from this network"
-        batch = memory.src_mask.size(0)
         if not self.kv_cache:
+            batch = memory.src_mask.size(0)
             empty = torch.empty(batch, 0, dtype=torch.long, device=memory.src_mask.device)
             return PrefixDecoderState(memory=memory, prefix=empty)
-        # an empty [B, H, 0, E] cache per layer: step t appends position t
-        empty = memory.states.new_zeros(batch, self.heads, 0, self.d_model // self.heads)
         return CachedDecoderState(
             src_mask=memory.src_mask,
             cross=self._cross_keys_values(memory),
-            cache=[KeyValue(k=empty, v=empty) for _ in self.decoder],
+            cache=[KeyValueCache.reserve(max_length or 0) for _ in self.decoder],
         )
 
     def step(self, prev_tokens: Tensor, state: BatchState) -> StepOutput:
@@ -273,7 +279,7 @@ class TransformerNetwork(Seq2SeqNetwork):
     def _cached_step(
         self, prev_tokens: Tensor, state: CachedDecoderState
     ) -> tuple[_DecoderOutput, CachedDecoderState]:
-        """Feed one token [B] at position t; every layer appends it to its cache."""
+        """Feed one token [B] at position t; every layer writes it into its cache."""
         out = self._decode(
             prev_tokens[:, None],  # [B] -> [B, 1]
             state.cross,
@@ -281,6 +287,7 @@ class TransformerNetwork(Seq2SeqNetwork):
             past=state.cache,
             need_attention=True,
         )
+        assert out.cache is not None
         return out, dataclasses.replace(state, cache=out.cache)
 
     def _prefix_step(

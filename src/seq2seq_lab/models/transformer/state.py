@@ -13,7 +13,7 @@ import dataclasses
 
 from torch import Tensor
 
-from seq2seq_lab.models.attention.multi_head import KeyValue
+from seq2seq_lab.models.attention.multi_head import KeyValue, KeyValueCache
 from seq2seq_lab.models.state import BatchState
 
 STATIC = {"static": True}
@@ -32,13 +32,14 @@ class CachedDecoderState(BatchState):
     """Incremental decoding (``model.kv_cache=true``): each step feeds one token.
 
     ``cross`` holds every decoder layer's cross-attention keys/values, projected once per
-    sentence; ``cache`` every layer's self-attention keys/values of the t positions so far,
-    which grow by one position per step and follow the beams.
+    sentence; ``cache`` every layer's self-attention keys/values of the t positions so far, in
+    buffers preallocated for the output length limit: each step writes one position in place,
+    and beam search moves the filled positions of the rows whose beam changed, in place.
     """
 
     src_mask: Tensor = dataclasses.field(metadata=STATIC)  # [B, S]
     cross: list[KeyValue] = dataclasses.field(metadata=STATIC)  # per layer, [B, H, S, E] each
-    cache: list[KeyValue]  # per layer, [B, H, t, E] each
+    cache: list[KeyValueCache]  # per layer, [B, capacity, H, E] buffers, t positions filled
 
     @property
     def steps(self) -> int:
