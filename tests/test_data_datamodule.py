@@ -264,12 +264,22 @@ def fit_twice_recording(tmp_path: Path) -> tuple[list[list[int]], Path]:
             enable_progress_bar=False,
             enable_model_summary=False,
             limit_val_batches=0,
+            reload_dataloaders_every_n_epochs=1,  # required (train_dataloader says why)
         )
         trainer.fit(module, datamodule=dm)
         orders.append(module.orders)
         trainer.save_checkpoint(ckpt)
     assert orders[0] == orders[1]  # same seed, same batches, run after run
     return orders[0], ckpt
+
+
+@pytest.mark.filterwarnings("ignore:.*no `validation_step`", "ignore:.*LeafSpec")
+def test_a_trainer_keeping_the_loader_across_epochs_is_refused(tmp_path):
+    dm = make_data("copy", tmp_path / "cache", "data.source.train_pairs=120")
+    trainer = L.Trainer(max_epochs=1, accelerator="cpu", logger=False, enable_progress_bar=False,
+                        enable_checkpointing=False, enable_model_summary=False)  # fmt: skip
+    with pytest.raises(ConfigError, match=r"trainer.reload_dataloaders_every_n_epochs=0"):
+        trainer.fit(RecordingModule(), datamodule=dm)
 
 
 @pytest.mark.filterwarnings("ignore:.*no `validation_step`", "ignore:.*LeafSpec")

@@ -12,7 +12,7 @@ import torch
 from conftest import FAMILIES, compose_config, tiny_overrides
 
 from seq2seq_lab.checkpoint import load_checkpoint
-from seq2seq_lab.pipeline import train
+from seq2seq_lab.pipeline import build_datamodule, train
 
 pytestmark = pytest.mark.slow
 
@@ -78,6 +78,35 @@ def test_same_seed_gives_identical_losses_and_bleu(tmp_path, cache_dir):
     assert first["test"]["bleu"] == second["test"]["bleu"]
     assert first["test"]["ppl"] == second["test"]["ppl"]
     assert _losses(tmp_path / "a") != _losses(tmp_path / "c")
+
+
+@pytest.mark.parametrize("max_tokens", [64, 96])
+def test_every_epoch_is_served_whole_and_validated_at_its_end(max_tokens, tmp_path, cache_dir):
+    # Token-budget batches: each epoch has its own number of batches (at these budgets on the
+    # smoke data, [26, 26, 27, 27, 26, 27] and [19, 19, 19, 19, 18, 19]). Every batch must be
+    # served and validation must run once per epoch, after its last batch, whatever the
+    # epoch's length (a loader built once was cut to epoch 0's length, and never validated
+    # in a shorter epoch).
+    epochs = 6
+    args = (f"data.max_tokens={max_tokens}", "data.pool_factor=2", "trainer.max_steps=-1",
+            f"trainer.max_epochs={epochs}", "test=false", "~callbacks.early_stopping")  # fmt: skip
+    cfg = compose_config("train", tiny_overrides("bahdanau", *args), tmp_path, cache_dir)
+    datamodule = build_datamodule(cfg.data)
+    datamodule.prepare_data()
+    datamodule.setup("fit")
+    sampler = datamodule.train_dataloader().batch_sampler
+    lengths = []
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)
+        lengths.append(len(sampler))
+    assert len(set(lengths)) > 1, lengths  # the case under test
+    results = train(cfg)
+    assert results["training"]["steps"] == sum(lengths)
+    with open(tmp_path / "csv" / "metrics.csv", encoding="utf-8") as f:
+        validated_at = [int(r["step"]) for r in csv.DictReader(f) if r.get("val/bleu")]
+    ends = [sum(lengths[: e + 1]) for e in range(epochs)]
+    # Lightning logs validation at the step of the epoch's last update (0-based: end - 1)
+    assert validated_at == [end - 1 for end in ends], (validated_at, ends)
 
 
 def test_resume_from_an_explicit_checkpoint(tmp_path, cache_dir):

@@ -237,7 +237,29 @@ class TranslationDataModule(L.LightningDataModule):
         )
 
     def train_dataloader(self) -> DataLoader:
-        return self._loader(self._dataset("train", filtered=True), shuffle=True)
+        """The training batches of the epoch the trainer is about to run.
+
+        Token-budget batching gives every epoch its own number of batches, but Lightning reads
+        an epoch's length when it loads the dataloader (before ``set_epoch``) and uses it to cut
+        the epoch and to decide when to validate: a loader kept across epochs would drop the
+        batches beyond epoch 0's count and skip validation in every shorter epoch. So the loader
+        is rebuilt for each epoch (``trainer.reload_dataloaders_every_n_epochs=1``, required)
+        with its sampler already at that epoch.
+        """
+        trainer = self.trainer  # None outside a Trainer (tests, benchmarks)
+        epoch = 0
+        if trainer is not None:
+            if trainer.reload_dataloaders_every_n_epochs != 1:
+                raise ConfigError(
+                    "trainer.reload_dataloaders_every_n_epochs="
+                    f"{trainer.reload_dataloaders_every_n_epochs}: expected 1 (each epoch of "
+                    "token-budget batches has its own length; see "
+                    "TranslationDataModule.train_dataloader)"
+                )
+            epoch = trainer.current_epoch
+        loader = self._loader(self._dataset("train", filtered=True), shuffle=True)
+        loader.batch_sampler.set_epoch(epoch)
+        return loader
 
     def val_dataloader(self) -> DataLoader:
         return self._loader(self._dataset("val", filtered=True), shuffle=False)
