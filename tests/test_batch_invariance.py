@@ -17,6 +17,7 @@ steps are enough); it takes a few seconds per model.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +29,9 @@ import torch
 from config_values import decoding_settings
 from conftest import FAMILIES, compose_config, tiny_overrides
 
+from seq2seq_lab.data.batching import source_batch
+from seq2seq_lab.decoding import beam_search, greedy_search
+from seq2seq_lab.decoding import greedy as greedy_module
 from seq2seq_lab.decoding.hypotheses import max_output_lengths
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.pipeline import (
@@ -177,6 +181,40 @@ def test_beam_search_is_not_greedy_in_disguise(translations):
     # length-normalised (GNMT), greedy's are plain log-probabilities, and some outputs differ.
     greedy, beam = translations["greedy"][64], translations["beam5"][64]
     assert greedy.scores != pytest.approx(beam.scores, abs=1e-3)
+
+
+@pytest.mark.parametrize("beam_size", [1, 5])
+def test_dropping_finished_sentences_from_the_batch_changes_nothing(
+    trained, beam_size, monkeypatch
+):
+    # Greedy and beam search drop ended sentences' rows from the decoder state once a share
+    # of the batch has ended (COMPACT_SHARE). Dropping at every end (0) and never (above 1)
+    # must give the same tokens, scores and attention for every sentence of the batch.
+    settings = decoding_settings(beam_size=beam_size)
+    batch = source_batch([trained.datamodule.encode_source(s) for s in trained.sources])
+    search = (
+        greedy_search
+        if beam_size == 1
+        else functools.partial(
+            beam_search, beam_size=beam_size, length_penalty=settings.length_penalty
+        )
+    )
+    outputs = {}
+    for share in (0.0, 2.0):
+        monkeypatch.setattr(greedy_module, "COMPACT_SHARE", share)
+        with single_thread(), torch.inference_mode():
+            outputs[share] = search(
+                trained.module.network, batch.src, batch.src_mask,
+                max_len_a=settings.max_len_a, max_len_b=settings.max_len_b,
+                min_len=settings.min_len, return_attention=True,
+            )  # fmt: skip
+    always, never = outputs[0.0], outputs[2.0]
+    assert len({len(t) for t in never.tokens}) >= 5  # sentences end at many different steps
+    assert always.tokens == never.tokens
+    assert always.scores == pytest.approx(never.scores, abs=1e-5)
+    assert (always.attention is None) == (never.attention is None)
+    for a, n in zip(always.attention or [], never.attention or []):
+        torch.testing.assert_close(a, n, atol=1e-5, rtol=0)
 
 
 def tiny_transformer(tmp_path: Path, max_positions: int):

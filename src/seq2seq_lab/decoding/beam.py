@@ -2,9 +2,11 @@
 
 Shapes: B batch, K beam size, S source length, V target vocabulary, t the current step.
 
-The batch always holds B*K rows: a sentence whose search has ended keeps its rows (their
-steps are computed and ignored) so the decoder state is only ever re-indexed *within* each
-sentence's group of K rows, which lets per-sentence tensors (encoder memory, projected keys)
+The batch holds K rows per sentence still searching. A sentence whose search has ended keeps
+its rows (their steps are computed and ignored) until ``COMPACT_SHARE`` of the sentences in the
+batch have ended; then their rows are dropped in one copy of the decoder state
+(``BatchState.select``). In between, the state is only re-indexed *within* each sentence's
+group of K rows, in place, which lets per-sentence tensors (encoder memory, projected keys)
 skip the re-indexing (``BatchState.reorder_beams``).
 
 Search (fairseq's scheme): at each step the 2K best continuations of the K live hypotheses are
@@ -21,6 +23,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from seq2seq_lab.decoding.greedy import finished_rows_to_drop
 from seq2seq_lab.decoding.hypotheses import Hypotheses, gnmt_length_penalty, max_output_lengths
 from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.models.state import expand_index
@@ -61,8 +64,13 @@ def beam_search(
     finalised: list[list[tuple[float, list[int], Tensor | None]]] = [[] for _ in range(B)]
     done = torch.zeros(B, dtype=torch.bool, device=device)
     group_offset = (torch.arange(B, device=device) * K).unsqueeze(1)  # [B, 1]
+    # Per-sentence tensors (scores, done, limits, prefix rows) hold the sentences still in the
+    # batch; ``live`` maps them to the input's sentences (``finalised`` is in input order).
+    live = torch.arange(B, device=device)
+    live_limits = limits
 
     for t in range(max_steps):
+        B = live.numel()
         out = network.step(prev, state)
         log_probs = torch.log_softmax(out.logits.float(), dim=-1)  # [B*K, V]
         vocab = log_probs.size(-1)
@@ -77,7 +85,7 @@ def beam_search(
         top_scores, top_index = candidates.topk(2 * K, dim=1)  # [B, 2K], best first
         top_beam, top_token = top_index // vocab, top_index % vocab
         ends = top_token == network.eos_id
-        at_limit = t + 1 >= limits  # [B]: this step's tokens are the last allowed
+        at_limit = t + 1 >= live_limits  # [B]: this step's tokens are the last allowed
 
         # Finalise EOS continuations ranked in the top K (for sentences still searching).
         # Only finite ones: with fewer than K finite continuations (a small vocabulary, EOS
@@ -85,11 +93,12 @@ def beam_search(
         # their EOS would take pool places and end the search before real hypotheses finish.
         rank = torch.arange(2 * K, device=device).unsqueeze(0)
         to_finalise = ends & (rank < K) & ~done.unsqueeze(1) & torch.isfinite(top_scores)
+        sentence = live.tolist()
         for b, r in to_finalise.nonzero().tolist():
-            if len(finalised[b]) < K:
+            if len(finalised[sentence[b]]) < K:
                 row = b * K + int(top_beam[b, r])
                 _finalise(
-                    finalised[b],
+                    finalised[sentence[b]],
                     float(top_scores[b, r]),
                     prefix[row],
                     attn_history,
@@ -116,7 +125,7 @@ def beam_search(
             for k in range(K):
                 if torch.isfinite(scores[b, k]):
                     _finalise(
-                        finalised[b],
+                        finalised[sentence[b]],
                         float(scores[b, k]),
                         prefix[b * K + k],
                         attn_history,
@@ -125,18 +134,32 @@ def beam_search(
                         length_penalty,
                         with_eos=False,
                     )
-        done |= at_limit | torch.tensor([len(f) >= K for f in finalised], device=device)
+        full = torch.tensor([len(finalised[b]) >= K for b in sentence], device=device)
+        done |= at_limit | full
         # No finite live hypothesis: every later continuation scores -inf and is never
         # finalised, so stepping on until the limit could change nothing.
         done |= ~torch.isfinite(scores).any(dim=1)
         if bool(done.all()):
             break
-        state = out.state.reorder_beams(rows)
         prev = keep_token.view(-1)
+        keep = finished_rows_to_drop(done)
+        if keep is None:
+            state = out.state.reorder_beams(rows)
+            continue
+        # Drop the ended sentences' rows: one gather does the beam reorder and the drop.
+        kept_rows = (keep.unsqueeze(1) * K + torch.arange(K, device=device)).view(-1)
+        state = out.state.select(rows.index_select(0, kept_rows))
+        prev = prev.index_select(0, kept_rows)
+        prefix = prefix.index_select(0, kept_rows)
+        if attn_history is not None:
+            attn_history = attn_history.index_select(0, kept_rows)
+        scores, done = scores.index_select(0, keep), done.index_select(0, keep)
+        live, live_limits = live.index_select(0, keep), live_limits.index_select(0, keep)
+        group_offset = (torch.arange(keep.numel(), device=device) * K).unsqueeze(1)
 
     src_lengths = src_mask.sum(dim=1).tolist()
     tokens, best_scores, attention = [], [], []
-    for b in range(B):
+    for b in range(src.size(0)):
         if not finalised[b]:
             # No finite hypothesis at all: the network emits NaN (a diverged run) or min_len
             # bars the only possible token. The empty hypothesis, scored -inf.

@@ -1,6 +1,6 @@
 """Batched greedy decoding, shared by every model family through the network contract.
 
-Shapes: B batch, S source length, V target vocabulary.
+Shapes: B batch, S source length, V target vocabulary, t the current step.
 """
 
 from __future__ import annotations
@@ -10,6 +10,21 @@ from torch import Tensor
 
 from seq2seq_lab.decoding.hypotheses import Hypotheses, max_output_lengths
 from seq2seq_lab.models.network import Seq2SeqNetwork
+
+# A finished row stays in the batch (its steps computed and discarded) until at least this
+# share of the batch has finished; then the finished rows are dropped (``BatchState.select``,
+# one copy of the decoder state). Dropping at every finish would copy the state almost every
+# step; never dropping computes every row until the longest output ends.
+COMPACT_SHARE = 0.125
+
+
+def finished_rows_to_drop(finished: Tensor) -> Tensor | None:
+    """The rows to keep when enough rows have finished to be worth a copy of the state (see
+    ``COMPACT_SHARE``), else None; ``finished`` [R] is True on rows whose search has ended."""
+    n_finished = int(finished.sum())
+    if n_finished == 0 or n_finished < COMPACT_SHARE * finished.numel():
+        return None
+    return (~finished).nonzero().squeeze(1)
 
 
 @torch.no_grad()
@@ -24,50 +39,62 @@ def greedy_search(
     return_attention: bool = False,
 ) -> Hypotheses:
     """y_t = argmax_y log P(y | y_<t, x) until EOS or the length limit a*|x| + b; EOS is
-    forbidden until min_len tokens have been emitted. The score is sum_t log P(y_t | y_<t, x), EOS included.
+    forbidden until min_len tokens have been emitted. The score is sum_t log P(y_t | y_<t, x),
+    EOS included.
 
     Settings are required keywords: their defaults live in :class:`DecodingSettings` only.
 
-    Finished rows stay in the batch (their steps are computed and discarded) so that the
-    decoder state never has to be re-indexed; the loop ends when every row has finished.
+    The decoder state holds only the rows still searching, up to a few finished ones: once
+    ``COMPACT_SHARE`` of the rows have finished they are dropped from the state, so the cost of
+    a batch follows its outputs' lengths rather than its longest output times its size.
     """
-    batch_size = src.size(0)
+    batch_size, device = src.size(0), src.device
     limits = max_output_lengths(src_mask, max_len_a, max_len_b)  # [B]
     max_steps = int(limits.max())  # the most steps taken: the decoder state is sized for them
     state = network.init_state(network.encode(src, src_mask), max_length=max_steps)
-    prev = torch.full((batch_size,), network.bos_id, dtype=torch.long, device=src.device)
-    finished = torch.zeros(batch_size, dtype=torch.bool, device=src.device)
-    lengths = torch.zeros(batch_size, dtype=torch.long, device=src.device)  # incl. EOS
-    scores = torch.zeros(batch_size, device=src.device)
-    steps, attentions = [], []
+    # Per sentence, in batch order; ``live`` maps the state's rows to sentences.
+    tokens = torch.full((batch_size, max_steps), network.pad_id, dtype=torch.long, device=device)
+    lengths = torch.zeros(batch_size, dtype=torch.long, device=device)  # incl. EOS
+    scores = torch.zeros(batch_size, device=device)
+    attention: Tensor | None = None  # [B, max_steps, S]
+    live = torch.arange(batch_size, device=device)
+    live_limits = limits
+    finished = torch.zeros(batch_size, dtype=torch.bool, device=device)  # per state row
+    prev = torch.full((batch_size,), network.bos_id, dtype=torch.long, device=device)
     for t in range(max_steps):
         out = network.step(prev, state)
-        state = out.state
-        log_probs = torch.log_softmax(out.logits.float(), dim=-1)  # [B, V]
+        log_probs = torch.log_softmax(out.logits.float(), dim=-1)  # [R, V]
         if t < min_len:
             log_probs[:, network.eos_id] = float("-inf")
-        token = log_probs.argmax(dim=-1)
-        token = token.masked_fill(finished, network.pad_id)
-        scores += log_probs.gather(1, token.unsqueeze(1)).squeeze(1).masked_fill(finished, 0.0)
-        lengths += (~finished).long()
-        steps.append(token)
+        token = log_probs.argmax(dim=-1).masked_fill(finished, network.pad_id)
+        searching = live[~finished]
+        tokens[searching, t] = token[~finished]
+        scores[searching] += log_probs.gather(1, token.unsqueeze(1)).squeeze(1)[~finished]
+        lengths[searching] += 1
         if return_attention and out.attention is not None:
-            attentions.append(out.attention)
-        finished |= (token == network.eos_id) | (t + 1 >= limits)
+            if attention is None:
+                attention = out.attention.new_zeros(batch_size, max_steps, src.size(1))
+            attention[searching, t] = out.attention[~finished]
+        finished = finished | (token == network.eos_id) | (t + 1 >= live_limits)
         if bool(finished.all()):
             break
-        prev = token
-    generated = torch.stack(steps, dim=1).tolist()  # one device->host copy for the batch
+        keep = finished_rows_to_drop(finished)
+        if keep is None:
+            state, prev = out.state, token
+        else:
+            state, prev = out.state.select(keep), token.index_select(0, keep)
+            live, live_limits = live.index_select(0, keep), live_limits.index_select(0, keep)
+            finished = finished.index_select(0, keep)
+    generated = tokens.tolist()  # one device->host copy for the batch
     lengths_list = lengths.tolist()
-    tokens = [_strip_eos(row[:n], network.eos_id) for row, n in zip(generated, lengths_list)]
-    attention = None
-    if attentions:
-        stacked = torch.stack(attentions, dim=1)  # [B, steps, S]
+    hypotheses = [_strip_eos(row[:n], network.eos_id) for row, n in zip(generated, lengths_list)]
+    per_sentence = None
+    if attention is not None:
         src_lengths = src_mask.sum(dim=1).tolist()
-        attention = [
-            stacked[b, : lengths_list[b], : src_lengths[b]].cpu() for b in range(batch_size)
+        per_sentence = [
+            attention[b, : lengths_list[b], : src_lengths[b]].cpu() for b in range(batch_size)
         ]
-    return Hypotheses(tokens=tokens, scores=scores.tolist(), attention=attention)
+    return Hypotheses(tokens=hypotheses, scores=scores.tolist(), attention=per_sentence)
 
 
 def _strip_eos(row: list[int], eos_id: int) -> list[int]:
