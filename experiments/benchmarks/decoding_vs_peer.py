@@ -2,16 +2,19 @@
 
 The protocol's P3 (../shared/bench/README.md): 64 sentences per batch in file order, output
 limit 100 tokens, beam 5 with length penalty alpha 1.0 (GNMT's, the same formula in both).
-Each system decodes with the model it trained under the protocol's P1 recipe for the same
-training wall time (``--train-minutes``): ours with the P1 overrides of
-throughput_vs_peers.py and a wall-clock checkpoint, JoeyNMT with its P1 config stopped by
-SIGINT. Speed follows output length, so both sentences/s and generated tokens/s (subword
-tokens, EOS included) are reported; JoeyNMT's figure is its own "Generation took" (its
+Both models are trained under our CPU recipe (conf/recipe/transformer_multi30k_cpu.yaml: P1's
+shape, peak lr and warmup from the recipe's config) for the same training wall time
+(``--train-minutes``, default 30), so that both produce real translations of similar length
+(issue 16.4): ours by ``time_to_bleu.train_recipe`` with a wall-clock snapshot, JoeyNMT with P1
+given the recipe's lr and warmup (``joeynmt_peer.write_recipe_config``), stopped by SIGINT.
+Speed follows output length, so sentences/s, generated tokens/s (subword tokens, EOS
+included), the mean output length and each system's test2016 BLEU (sacrebleu, cased,
+detokenised) are reported side by side; JoeyNMT's time is its own "Generation took" (its
 batching and decoding loop, no start-up), ours times the same loop in-process.
 
-    python experiments/benchmarks/decoding_vs_peer.py --train-minutes 10 --out experiments/benchmarks/results
-    python experiments/benchmarks/decoding_vs_peer.py --ours RUN/snapshots/minute-010.ckpt \
-        --peer .cache/peer/models/p1_transformer/latest.ckpt            # reuse trained models
+    python experiments/benchmarks/decoding_vs_peer.py --out experiments/benchmarks/results
+    python experiments/benchmarks/decoding_vs_peer.py --ours RUN/snapshots/minute-030.ckpt \
+        --peer .cache/peer/models/p1_transformer_cpu_recipe/latest.ckpt   # reuse trained models
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,11 +31,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import joeynmt_peer  # noqa: E402
-import throughput_vs_peers  # noqa: E402
+import time_to_bleu  # noqa: E402
 
 from seq2seq_lab.checkpoint import load_checkpoint  # noqa: E402
 from seq2seq_lab.data.batching import source_batch  # noqa: E402
 from seq2seq_lab.decoding import DecodingSettings, decode  # noqa: E402
+from seq2seq_lab.metrics.corpus import corpus_bleu  # noqa: E402
 from seq2seq_lab.pipeline import build_datamodule  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,22 +45,15 @@ MAX_OUTPUT = 100
 
 
 def train_ours(minutes: float, root: Path, work: Path) -> Path:
-    run_dir = work / f"ours-p1-{time.strftime('%Y%m%d-%H%M%S')}"
-    command = [
-        throughput_vs_peers.PYTHON, "-m", "seq2seq_lab.train",
-        *throughput_vs_peers.COMMON, *throughput_vs_peers.OURS["ours-transformer"],
-        f"data.root={root}", "trainer.max_time=null",
-        "+callbacks.wall_clock._target_=seq2seq_lab.callbacks.wall_clock.WallClockCheckpoints",
-        f"+callbacks.wall_clock.minutes=[{minutes:g}]",
-        f"+callbacks.wall_clock.dirpath={run_dir}/snapshots", f"hydra.run.dir={run_dir}",
-    ]  # fmt: skip
-    subprocess.run(command, cwd=REPO, check=True, capture_output=True)
+    run_dir, _ = time_to_bleu.train_recipe([minutes], root, work)
     return run_dir / "snapshots" / f"minute-{minutes:03g}.ckpt"
 
 
 def train_peer(minutes: float, work: Path) -> Path:
-    joeynmt_peer.train("p1_transformer", seconds=minutes * 60, work=work)
-    return work / "models" / "p1_transformer" / "latest.ckpt"  # saved on SIGINT
+    recipe = time_to_bleu.recipe_values()
+    config = joeynmt_peer.write_recipe_config(work, lr=recipe["lr"], warmup=recipe["warmup"])
+    joeynmt_peer.train(config, seconds=minutes * 60, work=work)
+    return work / "models" / config / "latest.ckpt"  # saved on SIGINT
 
 
 class Ours:
@@ -94,22 +90,23 @@ class Ours:
         seconds = time.perf_counter() - start
         if hasattr(self.network, "kv_cache"):
             self.network.kv_cache = True
-        return _speed(seconds, len(hypotheses), generated)
+        texts = [self.tokenizer.decode(ids) for ids in hypotheses]
+        return _speed(seconds, len(hypotheses), generated, corpus_bleu(texts, self.references))
 
 
-def _speed(seconds: float, sentences: int, generated: int) -> dict:
+def _speed(seconds: float, sentences: int, generated: int, bleu: float) -> dict:
     return {"seconds": seconds, "sentences_per_second": sentences / seconds,
             "generated_tokens_per_second": generated / seconds,
-            "mean_output_tokens": generated / sentences}  # fmt: skip
+            "mean_output_tokens": generated / sentences, "bleu": bleu}  # fmt: skip
 
 
-def peer_run(config: str, checkpoint: Path, work: Path) -> dict:
+def peer_run(config: str, checkpoint: Path, work: Path, references: list[str]) -> dict:
     import sentencepiece as spm
 
     seconds, hypotheses = joeynmt_peer.decode(config, checkpoint=checkpoint, work=work)
     processor = spm.SentencePieceProcessor(model_file=str(work / "data" / "spm8k.model"))
     generated = sum(len(processor.encode(h)) + 1 for h in hypotheses)
-    return _speed(seconds, len(hypotheses), generated)
+    return _speed(seconds, len(hypotheses), generated, corpus_bleu(hypotheses, references))
 
 
 def profile_ours(ours: Ours, beam: int) -> None:
@@ -128,7 +125,7 @@ def profile_ours(ours: Ours, beam: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=joeynmt_peer.DEFAULT_DATA)
-    parser.add_argument("--train-minutes", type=float, default=10)
+    parser.add_argument("--train-minutes", type=float, default=30)
     parser.add_argument("--ours", type=Path, help="our checkpoint (skip our training)")
     parser.add_argument("--peer", type=Path, help="JoeyNMT checkpoint (skip its training)")
     parser.add_argument("--rounds", type=int, default=2)
@@ -148,12 +145,13 @@ def main() -> None:
     ours_ckpt = args.ours or train_ours(args.train_minutes, args.root, args.work)
     peer_ckpt = args.peer or train_peer(args.train_minutes, args.work)
     ours = Ours(ours_ckpt, args.root)
+    refs = ours.references
 
     systems = {
         "ours greedy": lambda: ours.run(1),
-        "joeynmt greedy": lambda: peer_run("p3_decode_greedy", peer_ckpt, args.work),
+        "joeynmt greedy": lambda: peer_run("p3_decode_greedy", peer_ckpt, args.work, refs),
         "ours beam 5": lambda: ours.run(5),
-        "joeynmt beam 5": lambda: peer_run("p3_decode_beam5", peer_ckpt, args.work),
+        "joeynmt beam 5": lambda: peer_run("p3_decode_beam5", peer_ckpt, args.work, refs),
         "ours greedy, no KV cache": lambda: ours.run(1, kv_cache=False),
     }
     runs: dict[str, list[dict]] = {name: [] for name in systems}
@@ -168,11 +166,23 @@ def main() -> None:
         return statistics.median(x[key] for x in runs[name])
 
     table = {name: {key: median(name, key) for key in runs[name][0]} for name in runs}
+
+    def ratio(a: str, b: str, key: str) -> float:
+        return table[a][key] / table[b][key]
+
     ratios = {
-        "beam 5 tokens/s, ours / joeynmt": table["ours beam 5"]["generated_tokens_per_second"]
-        / table["joeynmt beam 5"]["generated_tokens_per_second"],
-        "greedy tokens/s, ours / joeynmt": table["ours greedy"]["generated_tokens_per_second"]
-        / table["joeynmt greedy"]["generated_tokens_per_second"],
+        "beam 5 sentences/s, ours / joeynmt": ratio(
+            "ours beam 5", "joeynmt beam 5", "sentences_per_second"
+        ),
+        "beam 5 tokens/s, ours / joeynmt": ratio(
+            "ours beam 5", "joeynmt beam 5", "generated_tokens_per_second"
+        ),
+        "greedy sentences/s, ours / joeynmt": ratio(
+            "ours greedy", "joeynmt greedy", "sentences_per_second"
+        ),
+        "greedy tokens/s, ours / joeynmt": ratio(
+            "ours greedy", "joeynmt greedy", "generated_tokens_per_second"
+        ),
         "greedy, cached / uncached (same outputs)": table["ours greedy, no KV cache"]["seconds"]
         / table["ours greedy"]["seconds"],
     }
@@ -180,7 +190,7 @@ def main() -> None:
     for name, row in table.items():
         print(f"  {name:26s} {row['sentences_per_second']:7.1f} sent/s "
               f"{row['generated_tokens_per_second']:8.0f} tokens/s "
-              f"{row['mean_output_tokens']:6.1f} tokens/sentence")  # fmt: skip
+              f"{row['mean_output_tokens']:6.1f} tokens/sentence  BLEU {row['bleu']:5.2f}")  # fmt: skip
     for name, ratio in ratios.items():
         print(f"  {name:42s} {ratio:5.2f}x")
     if args.out:

@@ -126,6 +126,27 @@ def write_configs(work: Path, templates: Path = BENCH_CONFIGS) -> dict[str, Path
     return configs
 
 
+def write_recipe_config(work: Path, *, lr: float, warmup: int, base: str = "p1_transformer") -> str:
+    """P1 with our CPU recipe's peak learning rate and warmup (issue 16.4: the peer trained
+    like ours, so that both decode real translations of similar length); its own model_dir.
+    Returns the config's name (``<base>_cpu_recipe``). Both values are the caller's, read from
+    our recipe's config, their one home."""
+    name = f"{base}_cpu_recipe"
+    text = (work / "configs" / f"{base}.yaml").read_text(encoding="utf-8")
+    replacements = [
+        (r"(?m)^name: .*$", f'name: "{name}"'),
+        (r"(?m)^model_dir: .*$", f'model_dir: "{work.resolve() / "models" / name}"'),
+        (r"(?m)^(\s*learning_rate:)\s*[^\s#]+", rf"\g<1> {lr:g}"),
+        (r"(?m)^(\s*learning_rate_warmup:)\s*[^\s#]+", rf"\g<1> {warmup}"),
+    ]
+    for pattern, replacement in replacements:
+        text, count = re.subn(pattern, replacement, text)
+        if count != 1:
+            raise ValueError(f"{base}.yaml: expected one line matching {pattern!r}, found {count}")
+    (work / "configs" / f"{name}.yaml").write_text(text, encoding="utf-8")
+    return name
+
+
 def setup(work: Path = DEFAULT_WORK, data_root: Path = DEFAULT_DATA) -> dict[str, Path]:
     ensure_venv(work)
     prepare_data(work, data_root)
