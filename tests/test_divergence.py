@@ -122,3 +122,33 @@ def test_the_issue_post_ln_run_at_lr_1000_is_diverged_tested_and_exits_0(tmp_pat
     assert results["test"]["sentences"] == 12  # every test sentence decoded and scored
     hypotheses = (tmp_path / "hypotheses.test.txt").read_text(encoding="utf-8")
     assert hypotheses.count("\n") == 12
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_eval_of_a_checkpoint_with_nan_weights_scores_every_sentence(beam_size, tmp_path):
+    # the weights of a run that blew up: every logit NaN, no finite hypothesis anywhere
+    import torch
+
+    from seq2seq_lab.pipeline import evaluate
+
+    run_dir = tmp_path / "run"
+    cfg = compose_config(
+        "train",
+        tiny_overrides("bahdanau", "trainer.max_steps=1", "test=false"),
+        run_dir,
+        tmp_path / "cache",
+    )
+    train(cfg)
+    raw = torch.load(run_dir / "checkpoints" / "last.ckpt", weights_only=True)
+    raw["state_dict"] = {
+        k: v.fill_(float("nan")) if v.is_floating_point() else v
+        for k, v in raw["state_dict"].items()
+    }
+    broken = tmp_path / "nan.ckpt"
+    torch.save(raw, broken)
+    out = tmp_path / "eval"
+    cfg = compose_config("eval", [f"ckpt_path={broken}", f"decoding.beam_size={beam_size}"], out)
+    results = evaluate(cfg)
+    assert results["test"]["sentences"] == 12 and results["test"]["bleu"] == 0.0
+    assert (out / "hypotheses.test.txt").read_text(encoding="utf-8") == "\n" * 12
