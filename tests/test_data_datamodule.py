@@ -16,7 +16,7 @@ from hydra.utils import instantiate
 
 from seq2seq_lab.data.batch import Batch
 from seq2seq_lab.data.datamodule import TranslationDataModule, tokenizers_from_checkpoint_state
-from seq2seq_lab.errors import ConfigError
+from seq2seq_lab.errors import ConfigError, DataError
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 SMALL_SYNTHETIC = [
@@ -181,6 +181,36 @@ def test_hold_out_the_end_of_train_and_subset(corpus_dir, tmp_path):
     assert [s.split(":")[0] for s in train_src] == [f"train {i}" for i in range(20)]
     with pytest.raises(ConfigError, match="test_from_train_lines=60"):
         parallel(corpus_dir, tmp_path, "data.test_from_train_lines=60").setup("fit")
+
+
+@pytest.mark.parametrize(
+    "held_out,absent,missing",
+    [
+        (["data.test_from_train_lines=5", "data.val_from_train_lines=3"], ["val", "test"], None),
+        (["data.test_from_train_lines=5"], ["test"], None),
+        (["data.test_from_train_lines=5"], ["val", "test"], "val.de"),
+    ],
+    ids=["both-held-out", "test-held-out", "val-still-read"],
+)
+def test_splits_taken_from_train_lines_need_no_files(
+    held_out, absent, missing, tmp_path_factory, tmp_path
+):
+    # issue 20: the val/test files were demanded although their lines came from train
+    root = tmp_path_factory.mktemp("text") / "corpus"
+    write_tiny_corpus(root)
+    for split in absent:
+        for lang in ("de", "en"):
+            (root / f"{split}.{lang}").unlink()
+    dm = parallel(root, tmp_path, *held_out)
+    if missing:
+        with pytest.raises(DataError, match=rf"^missing file {root / missing} and 1 more: .*"):
+            dm.setup("fit")
+        return
+    dm.prepare_data()
+    dm.setup("fit")
+    assert [s.split(":")[0] for s in dm.raw_pairs("test")[0]] == [
+        f"train {i}" for i in range(55, 60)
+    ]
 
 
 def test_max_len_filter_reports_drops_and_never_drops_test(corpus_dir, tmp_path):

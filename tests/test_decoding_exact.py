@@ -14,7 +14,7 @@ import pytest
 import torch
 from scripted_network import EOS, A, B, C, D, ScriptedNetwork, lp, sources
 
-from seq2seq_lab.decoding import beam_search, greedy_search
+from seq2seq_lab.decoding import DecodingSettings, beam_search, decode, greedy_search
 
 
 def beam(net, src, mask, *, beam_size, length_penalty, max_len_b, min_len=0):
@@ -192,3 +192,111 @@ def test_beam_without_any_finite_hypothesis_returns_the_empty_one(net, min_len):
     hyps = beam(net, src, mask, beam_size=3, length_penalty=1.0, max_len_b=4, min_len=min_len)
     assert hyps.tokens == [[], []]
     assert hyps.scores == [float("-inf")] * 2
+
+
+# ------------------------------------------------------------------ a broken (diverged) network
+GOOD = {(): {A: 0.6, EOS: 0.4}, (A,): {B: 0.7, EOS: 0.3}, (A, B): {EOS: 1.0}}
+
+
+class BrokenNetwork(ScriptedNetwork):
+    """The scripted network, except that the rows of the sentences whose script is in
+    ``broken`` get the logits ``value`` from step ``from_step`` on (1: the first step): on
+    every token (``everywhere``), or on token B only."""
+
+    def __init__(self, value, *, broken, from_step, everywhere):
+        super().__init__([GOOD, GOOD])
+        self.value, self.broken = value, broken
+        self.from_step, self.everywhere = from_step, everywhere
+
+    def step(self, prev_tokens, state):
+        out = super().step(prev_tokens, state)
+        logits = out.logits.clone()
+        if state.prefix.size(1) + 1 >= self.from_step:
+            for row, script in enumerate(state.script.tolist()):
+                if script in self.broken:
+                    if self.everywhere:
+                        logits[row] = self.value
+                    else:
+                        logits[row, B] = self.value
+        return out._replace(logits=logits)
+
+
+def decode_with(net, src, mask, beam_size):
+    settings = DecodingSettings(
+        beam_size=beam_size, length_penalty=1.0, max_len_a=0.0, max_len_b=5, min_len=0
+    )
+    return decode(net, src, mask, settings)
+
+
+NON_FINITE = [
+    pytest.param(float("nan"), True, id="nan-everywhere"),
+    pytest.param(float("nan"), False, id="nan-on-one-token"),
+    pytest.param(float("inf"), True, id="+inf-everywhere"),
+    pytest.param(float("inf"), False, id="+inf-on-one-token"),
+    pytest.param(float("-inf"), True, id="-inf-everywhere"),
+]
+
+
+@pytest.mark.parametrize("beam_size", [1, 2, 3])
+@pytest.mark.parametrize("value,everywhere", NON_FINITE)
+def test_a_sentence_whose_logits_are_not_finite_from_the_start_gets_the_empty_hypothesis(
+    value, everywhere, beam_size
+):
+    # sentence 1 is broken from its first step (NaN or +inf anywhere in a row makes the whole
+    # log_softmax row NaN); sentence 0, in the same batch, must decode as if it were alone
+    net = BrokenNetwork(value, broken={1}, from_step=1, everywhere=everywhere)
+    src, mask = sources(0, 1, length=2)
+    hyps = decode_with(net, src, mask, beam_size)
+    alone = decode_with(ScriptedNetwork([GOOD]), *sources(0, length=2), beam_size)
+    assert hyps.tokens == [alone.tokens[0], []]
+    assert hyps.scores[0] == pytest.approx(alone.scores[0]) and math.isfinite(hyps.scores[0])
+    assert hyps.scores[1] == float("-inf")
+
+
+@pytest.mark.parametrize("beam_size", [1, 2, 3])
+@pytest.mark.parametrize("value,everywhere", NON_FINITE)
+def test_a_network_that_breaks_mid_sentence_still_gives_every_sentence_a_hypothesis(
+    value, everywhere, beam_size
+):
+    # Every sentence breaks at step 2, after A: no finite continuation of A exists. Greedy
+    # ends there with the empty hypothesis (-inf), as a beam of 1 finalises nothing; a wider
+    # beam keeps EOS, finalised at step 1 (log 0.4 / lp(1)).
+    net = BrokenNetwork(value, broken={0, 1}, from_step=2, everywhere=everywhere)
+    src, mask = sources(0, 1, length=2)
+    hyps = decode_with(net, src, mask, beam_size)
+    expected = ([], float("-inf")) if beam_size == 1 else ([], math.log(0.4) / lp(1, 1.0))
+    assert hyps.tokens == [expected[0]] * 2
+    assert hyps.scores == pytest.approx([expected[1]] * 2)
+    if beam_size == 1:  # greedy equals a one-hypothesis beam here too
+        one = beam(net, src, mask, beam_size=1, length_penalty=1.0, max_len_b=5)
+        assert (one.tokens, one.scores) == (hyps.tokens, hyps.scores)
+
+
+def test_minus_infinity_on_some_tokens_is_a_zero_probability_not_a_breakdown():
+    # B at -inf after A leaves EOS (renormalised to 1): A EOS, log 0.6, for greedy and beam
+    net = BrokenNetwork(float("-inf"), broken={0}, from_step=2, everywhere=False)
+    src, mask = sources(0, length=2)
+    assert decode_with(net, src, mask, 1).tokens == [[A]]
+    hyps = decode_with(net, src, mask, 2)
+    assert hyps.tokens == [[A]]
+    assert hyps.scores == pytest.approx([math.log(0.6) / lp(2, 1.0)])
+
+
+class NanAfterA(ScriptedNetwork):
+    """NaN logits on the rows whose last token is A: one beam broken, the others sound."""
+
+    def step(self, prev_tokens, state):
+        out = super().step(prev_tokens, state)
+        return out._replace(
+            logits=out.logits.masked_fill((prev_tokens == A).unsqueeze(1), math.nan)
+        )
+
+
+def test_beam_keeps_the_sound_hypotheses_beside_a_broken_one():
+    # K = 2 keeps A (0.5) and B (0.3) at step 1. At step 2 A's row is NaN: NaN outranks every
+    # number in topk, so unless NaN counts as -inf it takes the places of B EOS (log 0.3).
+    net = NanAfterA([{(): {A: 0.5, B: 0.3, EOS: 0.2}, (B,): {EOS: 1.0}}])
+    src, mask = sources(0)
+    hyps = beam(net, src, mask, beam_size=2, length_penalty=1.0, max_len_b=5)
+    assert hyps.tokens == [[B]]
+    assert hyps.scores == pytest.approx([math.log(0.3) / lp(2, 1.0)])

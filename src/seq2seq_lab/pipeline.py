@@ -25,6 +25,7 @@ from seq2seq_lab.decoding import DecodingSettings, Hypotheses, decode
 from seq2seq_lab.decoding.hypotheses import max_output_lengths
 from seq2seq_lab.environment import hardware, versions
 from seq2seq_lab.errors import ConfigError
+from seq2seq_lab.inputs import check_eval_inputs, check_train_inputs, check_translate_inputs
 from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.results import write_results
 from seq2seq_lab.training.module import Seq2SeqModule
@@ -54,8 +55,19 @@ def build_module(cfg: DictConfig, datamodule: Any) -> Seq2SeqModule:
         optimizer=to_plain(cfg.optim),
         schedule=to_plain(cfg.schedule),
         **to_plain(cfg.module),
-        run_config=to_plain(cfg),
+        run_config=checkpoint_run_config(cfg),
     )
+
+
+def checkpoint_run_config(cfg: DictConfig) -> dict[str, Any]:
+    """The run config kept in checkpoints: the resolved config with ``data.root`` made
+    absolute, so that eval and translate find the data from any working directory
+    (results.json keeps the config as given, free of this machine's paths)."""
+    run_config = to_plain(cfg)
+    data = run_config.get("data") or {}
+    if data.get("root") is not None:
+        data["root"] = str(Path(data["root"]).expanduser().resolve())
+    return run_config
 
 
 def build_callbacks(cfg: DictConfig) -> list[L.Callback]:
@@ -144,6 +156,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         "config": to_plain(cfg),
     }
     try:
+        resume = check_train_inputs(cfg)  # before any work: bad input fails in a second
         _set_threads(cfg)
         results["hardware"]["torch_threads"] = torch.get_num_threads()
         L.seed_everything(cfg.seed, workers=True, verbose=False)
@@ -153,6 +166,8 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         datamodule.print_summary()
         results["data"] = datamodule.summary()
         module = build_module(cfg, datamodule)
+        if resume is not None:
+            resume.check_fits(module, module.hparams.network)
         family = module.family
         results["family"] = family
         results["variant"] = cfg.get("variant") or family
@@ -247,8 +262,7 @@ def _with_decoding_overrides(cfg: DictConfig, settings: DecodingSettings) -> Dec
 
 def evaluate(cfg: DictConfig) -> dict[str, Any]:
     """Score a checkpoint on one split (data.split) with its own tokenizers."""
-    if not cfg.get("ckpt_path"):
-        raise ConfigError("ckpt_path is required, e.g. ckpt_path=RUN/checkpoints/best.ckpt")
+    check_eval_inputs(cfg)
     _set_threads(cfg)
     ckpt = load_checkpoint(cfg.ckpt_path, expected_family=_expected_family(cfg))
     module = ckpt.module
@@ -411,8 +425,7 @@ def translate(cfg: DictConfig) -> list[str]:
     one output line per input line, in order. Input lines end at \\n only (the reader of
     the training data, ``seq2seq_lab.data.lines``); lines too long for the model are cut to
     its limit with a one-line warning on stderr naming them."""
-    if not cfg.get("ckpt_path"):
-        raise ConfigError("ckpt_path is required, e.g. ckpt_path=RUN/checkpoints/best.ckpt")
+    check_translate_inputs(cfg)
     _set_threads(cfg)
     lines = read_input(cfg.get("input"))  # before loading anything: bad input fails fast
     ckpt = load_checkpoint(cfg.ckpt_path, expected_family=_expected_family(cfg))

@@ -147,9 +147,14 @@ class TranslationDataModule(L.LightningDataModule):
 
     # ---------------------------------------------------------------- raw text and tokenizers
 
+    def _read_splits(self) -> tuple[str, ...]:
+        """The splits read from the source: not those taken from the train lines."""
+        taken = {"test": self.test_from_train_lines, "val": self.val_from_train_lines}
+        return tuple(split for split in SPLITS if not taken.get(split))
+
     def _raw_splits(self) -> dict[str, TextPairs]:
         if self._raw is None:
-            raw = self.source.load(self.context)
+            raw = self.source.load(self.context, self._read_splits())
             train_src, train_tgt = raw["train"]
             n_test = self.test_from_train_lines or 0
             n_val = self.val_from_train_lines or 0
@@ -206,7 +211,7 @@ class TranslationDataModule(L.LightningDataModule):
 
     def prepare_data(self) -> None:
         """Download missing files and train (and cache) subword models: once, on rank 0."""
-        self.source.prepare(self.context)
+        self.source.prepare(self.context, self._read_splits())
         self._ensure_tokenizers()
 
     def setup(self, stage: str | None = None) -> None:

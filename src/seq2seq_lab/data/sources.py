@@ -23,6 +23,7 @@ import tempfile
 import urllib.error
 import urllib.request
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,12 +51,16 @@ class PairSource(ABC):
 
     name: str  # short name used in messages and summaries
 
-    def prepare(self, context: SourceContext) -> None:  # noqa: B027 (optional hook)
-        """Fetch what is missing (Lightning's ``prepare_data``, rank 0 only). Default: nothing."""
+    def prepare(  # noqa: B027 (optional hook)
+        self, context: SourceContext, splits: Sequence[str] = SPLITS
+    ) -> None:
+        """Fetch what ``splits`` need that is missing (Lightning's ``prepare_data``, rank 0
+        only). Default: nothing."""
 
     @abstractmethod
-    def load(self, context: SourceContext) -> dict[str, TextPairs]:
-        """The raw text of every split in :data:`SPLITS`, in corpus order."""
+    def load(self, context: SourceContext, splits: Sequence[str] = SPLITS) -> dict[str, TextPairs]:
+        """The raw text of each of ``splits`` (names from :data:`SPLITS`), in corpus order;
+        the others are not read (``data.test_from_train_lines`` takes test from train)."""
 
     def describe(self) -> str:
         return self.name
@@ -132,24 +137,27 @@ class ParallelTextSource(PairSource):
             f"pass data.root=DIR (e.g. data.root=../shared/data/{self.name}){hint}"
         )
 
-    def paths(self, context: SourceContext) -> dict[tuple[str, str], Path]:
+    def paths(
+        self, context: SourceContext, splits: Sequence[str] = SPLITS
+    ) -> dict[tuple[str, str], Path]:
         root = self.root(context)
         return {
             (split, lang): root / f"{self.split_files[split]}.{lang}"
-            for split in SPLITS
+            for split in splits
             for lang in (context.src_lang, context.tgt_lang)
         }
 
-    def _expected(self, context: SourceContext) -> str:
-        stems = ",".join(self.split_files[s] for s in SPLITS)
-        return f"{self.root(context)}/{{{stems}}}.{{{context.src_lang},{context.tgt_lang}}}"
+    def _expected(self, context: SourceContext, splits: Sequence[str]) -> str:
+        stems = ",".join(self.split_files[s] for s in splits)
+        stems = f"{{{stems}}}" if len(splits) > 1 else stems
+        return f"{self.root(context)}/{stems}.{{{context.src_lang},{context.tgt_lang}}}"
 
-    def prepare(self, context: SourceContext) -> None:
+    def prepare(self, context: SourceContext, splits: Sequence[str] = SPLITS) -> None:
         if not context.download:
             return
         if not self.download_url:
             raise ConfigError(f"data.download=true: data={self.name} has no download_url")
-        for (split, lang), path in self.paths(context).items():
+        for (split, lang), path in self.paths(context, splits).items():
             if not path.exists():
                 self._download(split, lang, path)
 
@@ -170,18 +178,18 @@ class ParallelTextSource(PairSource):
             raise DataError(f"{url}: sha256 differs from the expected {expected}; not saved")
         write_atomically(path, data)
 
-    def load(self, context: SourceContext) -> dict[str, TextPairs]:
-        paths = self.paths(context)
+    def load(self, context: SourceContext, splits: Sequence[str] = SPLITS) -> dict[str, TextPairs]:
+        paths = self.paths(context, splits)
         missing = [str(p) for p in paths.values() if not p.is_file()]
         if missing:
             hint = " (or pass data.download=true)" if self.download_url else ""
             raise DataError(
                 f"missing file {missing[0]}"
                 + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
-                + f": data={self.name} expects {self._expected(context)}{hint}"
+                + f": data={self.name} expects {self._expected(context, splits)}{hint}"
             )
         out: dict[str, TextPairs] = {}
-        for split in SPLITS:
+        for split in splits:
             src_path, tgt_path = paths[split, context.src_lang], paths[split, context.tgt_lang]
             src, tgt = read_lines(src_path), read_lines(tgt_path)
             if len(src) != len(tgt):
@@ -248,13 +256,13 @@ class HuggingFaceSource(PairSource):
             )
         return datasets.load_dataset(self.dataset_name, self.config), self.dataset_name
 
-    def prepare(self, context: SourceContext) -> None:
+    def prepare(self, context: SourceContext, splits: Sequence[str] = SPLITS) -> None:
         self._open(context)  # downloads into the Hugging Face cache on first use
 
-    def load(self, context: SourceContext) -> dict[str, TextPairs]:
+    def load(self, context: SourceContext, splits: Sequence[str] = SPLITS) -> dict[str, TextPairs]:
         dataset, where = self._open(context)
         out: dict[str, TextPairs] = {}
-        for split in SPLITS:
+        for split in splits:
             hf_split = self.splits[split]
             if hf_split not in dataset:
                 raise DataError(

@@ -624,7 +624,7 @@ class SyntheticSource(PairSource):
             f"{s.train_max_words} words, test up to {s.test_max_words})"
         )
 
-    def load(self, context: SourceContext) -> dict[str, TextPairs]:
+    def load(self, context: SourceContext, splits: Sequence[str] = SPLITS) -> dict[str, TextPairs]:
         for key, lang in (("src_lang", context.src_lang), ("tgt_lang", context.tgt_lang)):
             if lang not in self.LANGS:
                 raise ConfigError(
@@ -633,7 +633,7 @@ class SyntheticSource(PairSource):
         corpus = generate_corpus(self.settings)
         flip = context.src_lang == "tgt"
         out: dict[str, TextPairs] = {}
-        for split in SPLITS:
+        for split in splits:  # the corpus is generated whole: its splits depend on each other
             src = [p.src for p in corpus.splits[split]]
             tgt = [p.tgt for p in corpus.splits[split]]
             out[split] = (tgt, src) if flip else (src, tgt)

@@ -14,8 +14,10 @@ ranked by total log-probability; those among the top K that end in EOS are final
 length-normalised score s / lp(|y|), lp = ((5 + |y|)/6)^alpha (GNMT), |y| counting EOS; the K
 best that do not end in EOS stay alive. A sentence is done when it has K finalised hypotheses,
 or when it reaches its length limit, which finalises all its live ones (|y| the limit, no EOS);
-the search stops when every sentence is done. Only finite scores are finalised. The output is
-each sentence's best finalised hypothesis by s / lp(|y|).
+the search stops when every sentence is done. Only finite scores are finalised; a NaN
+log-probability (NaN or +inf logits: a diverged network) counts as -inf. The output is each
+sentence's best finalised hypothesis by s / lp(|y|), or the empty hypothesis scored -inf for a
+sentence without any finite one: every sentence gets an output, whatever the network emits.
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ def beam_search(
         B = live.numel()
         out = network.step(prev, state)
         log_probs = torch.log_softmax(out.logits.float(), dim=-1)  # [B*K, V]
+        # NaN (from NaN or +inf logits) would outrank every finite score in topk
+        log_probs = log_probs.masked_fill(log_probs.isnan(), float("-inf"))
         vocab = log_probs.size(-1)
         if t < min_len:
             log_probs[:, network.eos_id] = float("-inf")

@@ -42,6 +42,11 @@ def greedy_search(
     forbidden until min_len tokens have been emitted. The score is sum_t log P(y_t | y_<t, x),
     EOS included.
 
+    A NaN log-probability (NaN or +inf logits: a diverged network) counts as -inf. A sentence
+    with no finite continuation at some step (every token -inf) ends there with the empty
+    hypothesis scored -inf, as beam search returns for a sentence without a finite hypothesis:
+    every sentence gets an output, whatever the network emits.
+
     Settings are required keywords: their defaults live in :class:`DecodingSettings` only.
 
     The decoder state holds only the rows still searching, up to a few finished ones: once
@@ -56,6 +61,7 @@ def greedy_search(
     tokens = torch.full((batch_size, max_steps), network.pad_id, dtype=torch.long, device=device)
     lengths = torch.zeros(batch_size, dtype=torch.long, device=device)  # incl. EOS
     scores = torch.zeros(batch_size, device=device)
+    failed = torch.zeros(batch_size, dtype=torch.bool, device=device)  # no finite token
     attention: Tensor | None = None  # [B, max_steps, S]
     live = torch.arange(batch_size, device=device)
     live_limits = limits
@@ -64,18 +70,24 @@ def greedy_search(
     for t in range(max_steps):
         out = network.step(prev, state)
         log_probs = torch.log_softmax(out.logits.float(), dim=-1)  # [R, V]
+        log_probs = log_probs.masked_fill(log_probs.isnan(), float("-inf"))
         if t < min_len:
             log_probs[:, network.eos_id] = float("-inf")
-        token = log_probs.argmax(dim=-1).masked_fill(finished, network.pad_id)
-        searching = live[~finished]
-        tokens[searching, t] = token[~finished]
-        scores[searching] += log_probs.gather(1, token.unsqueeze(1)).squeeze(1)[~finished]
+        token = log_probs.argmax(dim=-1)
+        chosen = log_probs.gather(1, token.unsqueeze(1)).squeeze(1)  # [R]
+        failing = ~finished & ~torch.isfinite(chosen)
+        failed[live[failing]] = True
+        stopped = finished | failing
+        token = token.masked_fill(stopped, network.pad_id)
+        searching = live[~stopped]
+        tokens[searching, t] = token[~stopped]
+        scores[searching] += chosen[~stopped]
         lengths[searching] += 1
         if return_attention and out.attention is not None:
             if attention is None:
                 attention = out.attention.new_zeros(batch_size, max_steps, src.size(1))
-            attention[searching, t] = out.attention[~finished]
-        finished = finished | (token == network.eos_id) | (t + 1 >= live_limits)
+            attention[searching, t] = out.attention[~stopped]
+        finished = stopped | (token == network.eos_id) | (t + 1 >= live_limits)
         if bool(finished.all()):
             break
         keep = finished_rows_to_drop(finished)
@@ -85,6 +97,8 @@ def greedy_search(
             state, prev = out.state.select(keep), token.index_select(0, keep)
             live, live_limits = live.index_select(0, keep), live_limits.index_select(0, keep)
             finished = finished.index_select(0, keep)
+    scores = scores.masked_fill(failed, float("-inf"))
+    lengths = lengths.masked_fill(failed, 0)  # the empty hypothesis
     generated = tokens.tolist()  # one device->host copy for the batch
     lengths_list = lengths.tolist()
     hypotheses = [_strip_eos(row[:n], network.eos_id) for row, n in zip(generated, lengths_list)]

@@ -70,14 +70,7 @@ class DecodingSettings:
     def replace(self, **overrides: Any) -> DecodingSettings:
         """A copy with the non-None ``overrides`` applied (eval/translate's ``decoding.*``,
         where null keeps the checkpoint's value)."""
-        changes = {name: value for name, value in overrides.items() if value is not None}
-        for name in changes:
-            if name not in _NAMES:
-                raise ConfigError(
-                    f"{DEFAULT_KEY}.{name}: unknown decoding setting, "
-                    f"expected one of {', '.join(_NAMES)}"
-                )
-        return dataclasses.replace(self, **changes)
+        return dataclasses.replace(self, **check_overrides(overrides))
 
     def to_dict(self) -> dict[str, Any]:
         """Every setting (results.json, checkpoints)."""
@@ -85,6 +78,21 @@ class DecodingSettings:
 
 
 _NAMES = tuple(f.name for f in dataclasses.fields(DecodingSettings))
+
+
+def check_overrides(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The non-None ``overrides`` (eval/translate's ``decoding.*``), each name and value
+    checked as :class:`DecodingSettings` checks them: a one-line ConfigError naming
+    ``decoding.<setting>``, raised before a checkpoint is loaded."""
+    changes = {name: value for name, value in overrides.items() if value is not None}
+    for name in changes:
+        if name not in _NAMES:
+            raise ConfigError(
+                f"{DEFAULT_KEY}.{name}: unknown decoding setting, "
+                f"expected one of {', '.join(_NAMES)}"
+            )
+    _check_values(changes, DEFAULT_KEY)
+    return changes
 
 
 def _check(settings: DecodingSettings, key: str) -> None:

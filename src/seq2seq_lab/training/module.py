@@ -28,6 +28,7 @@ from seq2seq_lab.config import instantiate
 from seq2seq_lab.data.batch import Batch
 from seq2seq_lab.data.specials import PAD_ID
 from seq2seq_lab.decoding import DecodingSettings, decode
+from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.metrics.corpus import corpus_scores
 from seq2seq_lab.metrics.length_buckets import bleu_by_length
 from seq2seq_lab.models.network import Seq2SeqNetwork
@@ -73,7 +74,9 @@ class Seq2SeqModule(L.LightningModule):
     ) -> None:
         super().__init__()
         if not 0.0 <= label_smoothing < 1.0:
-            raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing}")
+            raise ConfigError(
+                f"module.label_smoothing={label_smoothing}: expected a number in [0, 1)"
+            )
         self.save_hyperparameters()
         self.network: Seq2SeqNetwork = instantiate(network, key="model")
         self.val_decoding = DecodingSettings.from_config(val_decoding, "module.val_decoding")
@@ -118,6 +121,12 @@ class Seq2SeqModule(L.LightningModule):
         self.log("train/loss", loss, prog_bar=True, batch_size=int(n_tokens))
         self.log("train/ppl", torch.exp(nll_sum / n_tokens), batch_size=int(n_tokens))
         return loss
+
+    def on_train_end(self) -> None:
+        # Early stopping, max_steps or max_time may end a run inside the divergence rule's
+        # patience: the rule's second part still records a loss that had exploded.
+        if not self.diverged:
+            self.diverged = self.divergence.at_end(self.global_step, stop_cause(self.trainer))
 
     def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
         if self.global_step % max(1, self.trainer.log_every_n_steps) == 0:
@@ -302,6 +311,27 @@ class Seq2SeqModule(L.LightningModule):
                 log_image(
                     key="val/attention", images=[str(p) for p in paths], step=self.global_step
                 )
+
+
+def stop_cause(trainer: L.Trainer) -> str:
+    """What ended ``trainer``'s fit loop, in words naming its setting (for the reason of a
+    run diverged at its end, :meth:`DivergenceRule.at_end`)."""
+    from lightning.pytorch.callbacks import Timer
+    from lightning.pytorch.callbacks.early_stopping import EarlyStoppingReason
+
+    if trainer.max_steps != -1 and trainer.global_step >= trainer.max_steps:
+        return f"trainer.max_steps={trainer.max_steps}"
+    for callback in trainer.callbacks:
+        if isinstance(callback, Timer):
+            remaining = callback.time_remaining()
+            if remaining is not None and remaining <= 0:
+                return "trainer.max_time"
+    for callback in trainer.early_stopping_callbacks:
+        if callback.stopping_reason != EarlyStoppingReason.NOT_STOPPED:
+            return f"early stopping on {callback.monitor}"
+    if trainer.max_epochs is not None and trainer.current_epoch >= trainer.max_epochs:
+        return f"trainer.max_epochs={trainer.max_epochs}"
+    return "a callback"
 
 
 def _new_eval_state() -> dict[str, Any]:

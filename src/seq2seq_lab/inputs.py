@@ -1,0 +1,79 @@
+"""The checks each entry point makes of its inputs before any work starts.
+
+Whatever a run can be refused for is checked here from the config and the files it names,
+before data is read, a model built or a checkpoint's weights loaded, so that a mistake is a
+one-line error naming the key or the file (ConfigError, CheckpointError), never a traceback
+after minutes of training or decoding. Data files are checked where they are read
+(``seq2seq_lab.data``), with their line numbers.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from seq2seq_lab.checkpoint import ResumePoint, check_resume_point, family_of
+from seq2seq_lab.config import to_plain
+from seq2seq_lab.decoding import DecodingSettings
+from seq2seq_lab.decoding.settings import check_overrides
+from seq2seq_lab.errors import ConfigError
+from seq2seq_lab.training.divergence import DivergenceRule
+
+
+def check_train_inputs(cfg: DictConfig) -> ResumePoint | None:
+    """``train``'s settings that fail only late otherwise (the decoding of the validation and
+    test sets, the divergence rule) and its ``ckpt_path``: readable, a seq2seq-lab training
+    checkpoint of the family of ``model=``, with the training state to resume from. Returns
+    the checkpoint's :class:`ResumePoint` (to check that the built model fits it), or None."""
+    if cfg.get("decoding") is not None:
+        raise ConfigError(
+            "decoding.*: train has no decoding section; the test split is decoded with "
+            "module.test_decoding.* and the validation set with module.val_decoding.*"
+        )
+    for key in ("val_decoding", "test_decoding"):
+        DecodingSettings.from_config(to_plain(cfg.module[key]), f"module.{key}")
+    DivergenceRule(**to_plain(cfg.module.divergence))
+    if not cfg.get("ckpt_path"):
+        return None
+    return check_resume_point(cfg.ckpt_path, expected_family=family_of(to_plain(cfg.model)))
+
+
+def check_eval_inputs(cfg: DictConfig) -> None:
+    """``eval``: a ``ckpt_path`` given, the ``decoding.*`` overrides valid (the checkpoint
+    itself is checked as it is loaded, the first thing eval does)."""
+    _require_checkpoint(cfg)
+    check_overrides(to_plain(cfg.get("decoding")) or {})
+
+
+def check_translate_inputs(cfg: DictConfig) -> None:
+    """``translate``: a ``ckpt_path`` given, ``batch_size`` a positive integer, the
+    ``decoding.*`` overrides valid and ``output`` writable (``input`` is checked as it is
+    read, before the checkpoint is loaded: :func:`seq2seq_lab.pipeline.read_input`)."""
+    _require_checkpoint(cfg)
+    batch_size = cfg.get("batch_size")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigError(f"batch_size={batch_size}: expected a positive integer")
+    check_overrides(to_plain(cfg.get("decoding")) or {})
+    if cfg.get("output") is not None:
+        check_output_file(cfg.output, key="output")
+
+
+def check_output_file(value: Any, *, key: str) -> None:
+    """``key=value`` names a file that can be written: its directory exists and is writable,
+    and it is not itself a directory."""
+    path = Path(str(value))
+    parent = path.parent
+    if path.is_dir():
+        raise ConfigError(f"{key}={path}: a directory; expected a file path")
+    if not parent.is_dir():
+        raise ConfigError(f"{key}={path}: directory {parent} does not exist; create it first")
+    if not os.access(parent, os.W_OK):
+        raise ConfigError(f"{key}={path}: directory {parent} is not writable")
+
+
+def _require_checkpoint(cfg: DictConfig) -> None:
+    if not cfg.get("ckpt_path"):
+        raise ConfigError("ckpt_path is required, e.g. ckpt_path=RUN/checkpoints/best.ckpt")
