@@ -27,6 +27,7 @@ from seq2seq_lab.environment import hardware, versions
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.results import write_results
+from seq2seq_lab.run_dir import check_run_dir, is_rank_zero
 from seq2seq_lab.training.module import Seq2SeqModule
 from seq2seq_lab.training.precision import choose_precision
 from seq2seq_lab.wandb_logger import finish_wandb
@@ -129,8 +130,14 @@ def _checkpoint_callback(trainer: L.Trainer) -> Any:
 
 # ---------------------------------------------------------------------------- train
 def train(cfg: DictConfig) -> dict[str, Any]:
-    """Train, test the best checkpoint, write results.json; returns the results dict."""
+    """Train, test the best checkpoint, write results.json; returns the results dict.
+
+    A directory that holds another run is refused before anything starts (ConfigError, see
+    ``run_dir``); resuming from a checkpoint inside it continues that run.
+    """
     run_dir = Path(cfg.paths.output_dir)
+    if is_rank_zero():  # the other DDP ranks start in rank zero's directory, already claimed
+        check_run_dir(run_dir, cfg.get("ckpt_path"))
     run_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {
         "status": "failed",
