@@ -3,6 +3,8 @@
 ``train``: data -> model -> Lightning fit -> test of the best checkpoint -> results.json.
 Every run ends with a results.json in its directory, whatever happened: "completed",
 "diverged" (a recorded result, exit code 0, the sweep goes on) or "failed" (with the error).
+A run has a directory of its own (``run_dir``); under DDP only global rank zero writes the
+run's files.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from seq2seq_lab.decoding.hypotheses import max_output_lengths
 from seq2seq_lab.environment import hardware, versions
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.models.network import Seq2SeqNetwork
-from seq2seq_lab.results import write_results
+from seq2seq_lab.results import write_results, write_text_atomic
 from seq2seq_lab.run_dir import check_run_dir, is_rank_zero
 from seq2seq_lab.training.module import Seq2SeqModule
 from seq2seq_lab.training.precision import choose_precision
@@ -96,13 +98,14 @@ def flatten(config: dict, prefix: str = "") -> dict[str, Any]:
 
 def write_test_outputs(out_dir: Path, test_results: dict[str, Any]) -> dict[str, Any]:
     """Write hypotheses/references/sources.<split>.txt (corpus order, one per line; the
-    report's significance tests and length buckets read them) and return the scores."""
+    report's significance tests and length buckets read them) and return the scores.
+    Written atomically, and by global rank zero only (every DDP rank scores the whole split)."""
     test = dict(test_results)
     for kind in ("hypotheses", "references", "sources"):
         lines = test.pop(kind)
-        (out_dir / f"{kind}.{test['split']}.txt").write_text(
-            "".join(line + "\n" for line in lines), encoding="utf-8"
-        )
+        if is_rank_zero():
+            text = "".join(line + "\n" for line in lines)
+            write_text_atomic(out_dir / f"{kind}.{test['split']}.txt", text)
     return test
 
 
@@ -198,6 +201,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         results["training"] = {
             "steps": trainer.global_step,
             "epochs": trainer.current_epoch,
+            "world_size": trainer.world_size,  # processes (DDP ranks); each step used them all
             "best_val_bleu": float(ckpt_cb.best_model_score)
             if ckpt_cb is not None and ckpt_cb.best_model_score is not None
             else None,
@@ -224,7 +228,8 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         results["traceback"] = traceback.format_exc()
         raise
     finally:
-        write_results(run_dir / "results.json", results)
+        if is_rank_zero():
+            write_results(run_dir / "results.json", results)
         finish_wandb()
 
 
