@@ -2,9 +2,9 @@
 
 ``train``: data -> model -> Lightning fit -> test of the best checkpoint -> results.json.
 Every run ends with a results.json in its directory, whatever happened: "completed",
-"diverged" (a recorded result, exit code 0, the sweep goes on) or "failed" (with the error).
-A run has a directory of its own (``run_dir``); under DDP only global rank zero writes the
-run's files.
+"diverged" (a recorded result, exit code 0, the sweep goes on), "failed" (with the error) or
+"interrupted" (by a signal, named; exit code 128 + its number). A run has a directory of its
+own (``run_dir``); under DDP only global rank zero writes the run's files.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from seq2seq_lab.decoding import DecodingSettings, Hypotheses, decode
 from seq2seq_lab.decoding.hypotheses import max_output_lengths
 from seq2seq_lab.environment import hardware, versions
 from seq2seq_lab.errors import ConfigError
+from seq2seq_lab.interruptions import SignalRecorder
 from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.results import write_results, write_text_atomic
 from seq2seq_lab.run_dir import check_run_dir, is_rank_zero
@@ -136,7 +137,8 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     """Train, test the best checkpoint, write results.json; returns the results dict.
 
     A directory that holds another run is refused before anything starts (ConfigError, see
-    ``run_dir``); resuming from a checkpoint inside it continues that run.
+    ``run_dir``); resuming from a checkpoint inside it continues that run. A SIGTERM/SIGINT
+    is recorded as "interrupted" and raised as ``interruptions.Interrupted``.
     """
     run_dir = Path(cfg.paths.output_dir)
     if is_rank_zero():  # the other DDP ranks start in rank zero's directory, already claimed
@@ -153,6 +155,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         "hardware": hardware(),
         "config": to_plain(cfg),
     }
+    signals = SignalRecorder().install()
     try:
         _set_threads(cfg)
         results["hardware"]["torch_threads"] = torch.get_num_threads()
@@ -185,6 +188,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
 
         started = time.perf_counter()
         trainer.fit(module, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
+        signals.raise_if_received()  # one that came when Lightning no longer checked
         throughput = next((c for c in callbacks if hasattr(c, "tokens_per_second")), None)
         results["timing"] = {
             "train_seconds": time.perf_counter() - started,
@@ -217,6 +221,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             trainer.test(
                 module, datamodule=datamodule, ckpt_path=best_path or None, weights_only=True
             )
+            signals.raise_if_received()
             results["timing"]["test_seconds"] = time.perf_counter() - started
             test = write_test_outputs(run_dir, module.test_results)
             results["sacrebleu_signature"] = test.pop("sacrebleu_signature")
@@ -227,10 +232,19 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         results["error"] = f"{type(error).__name__}: {error}"
         results["traceback"] = traceback.format_exc()
         raise
+    except BaseException as error:  # a signal (Lightning turns them into SystemExit), or exit
+        interrupted = signals.interruption(error)
+        results["status"] = "failed" if interrupted is None else "interrupted"
+        if interrupted is None:
+            results["error"] = f"{type(error).__name__}: {error}"
+            raise
+        results["status_reason"] = str(interrupted)
+        raise interrupted from None
     finally:
-        if is_rank_zero():
-            write_results(run_dir / "results.json", results)
-        finish_wandb()
+        with signals.held():  # the record is written whatever signal comes now
+            if is_rank_zero():
+                write_results(run_dir / "results.json", results)
+            finish_wandb()
 
 
 # ---------------------------------------------------------------------------- eval

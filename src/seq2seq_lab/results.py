@@ -1,9 +1,11 @@
 """results.json: the record of one run that the report generator reads.
 
-Written at the end of every run, whatever happened, with at least ``status`` ("completed",
-"diverged" or "failed"), the test scores and their sacrebleu signature, the seed, timings,
-versions and hardware. Writing is atomic (:func:`write_text_atomic`) so a sweep's report never
-reads half a file.
+Written at the end of every run, whatever happened, with at least ``status``, the test scores
+and their sacrebleu signature, the seed, timings, versions and hardware. Statuses:
+"completed" and "diverged" (:data:`FINISHED`: the run ended by itself, with a result), "failed"
+(an error: ``error`` holds it) and "interrupted" (stopped from outside by a signal, named in
+``status_reason``; resume it or run it again). Writing is atomic (:func:`write_text_atomic`)
+so a sweep's report never reads half a file.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-STATUSES = ("completed", "diverged", "failed")
+STATUSES = ("completed", "diverged", "failed", "interrupted")
+FINISHED = ("completed", "diverged")
 
 
 def _read_umask() -> int:
