@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import compose_config, tiny_overrides
+from conftest import compose_config, run_cli, tiny_overrides
 
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.pipeline import train
@@ -39,6 +39,40 @@ def test_a_new_run_refuses_a_directory_that_holds_a_run(tmp_path, cache_dir):
     assert "\n" not in message and str(run_dir) in message
     assert "results.json" in message and "checkpoints" in message
     assert snapshot(run_dir) == before  # not one file written, no best-v1.ckpt
+
+
+def test_the_command_line_refuses_before_hydra_writes_into_the_directory(tmp_path):
+    # Hydra writes .hydra/ and the job log into the run directory before train starts: the
+    # check runs before that (a Hydra callback), so the other run's record stays as it was
+    run_dir = tmp_path / "run"
+    (run_dir / ".hydra").mkdir(parents=True)
+    (run_dir / "results.json").write_text('{"status": "completed"}\n')
+    (run_dir / ".hydra" / "config.yaml").write_text("seed: 1\n")
+    before = snapshot(run_dir)
+    proc = run_cli("train", *tiny_overrides("bahdanau"), f"hydra.run.dir={run_dir}")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"error: run directory {run_dir} already holds a run (results.json): start this one "
+        f"in a new directory (hydra.run.dir), or continue that one with "
+        f"ckpt_path={run_dir / 'checkpoints' / 'last.ckpt'}"
+    )
+    assert snapshot(run_dir) == before and not (run_dir / "train.log").exists()
+
+
+def test_a_sweep_refuses_a_directory_that_holds_a_sweep(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    (sweep_dir / "0").mkdir(parents=True)
+    (sweep_dir / "multirun.yaml").write_text("hydra: {}\n")
+    (sweep_dir / "0" / "results.json").write_text('{"status": "completed"}\n')
+    before = snapshot(sweep_dir)
+    proc = run_cli("train", "-m", *tiny_overrides("bahdanau"), "seed=1,2",
+                   f"hydra.sweep.dir={sweep_dir}")  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"error: sweep directory {sweep_dir} already holds a sweep (multirun.yaml, 0/): "
+        "give a new hydra.sweep.dir"
+    )
+    assert snapshot(sweep_dir) == before
 
 
 def test_a_checkpoint_of_another_run_does_not_open_a_directory_that_holds_one(tmp_path, cache_dir):
