@@ -138,6 +138,8 @@ def write_run(
     results["training"] = {"steps": 100, "epochs": 2, "best_val_bleu": 1.0}
     if status == "diverged":
         results["status_reason"] = "non-finite loss (nan) at step 42"
+    if status == "interrupted":
+        results["status_reason"] = "interrupted by SIGTERM"
     if tested and (texts is not None or bleu is not None):
         if texts is not None:
             sources, references, hypotheses = texts

@@ -1,5 +1,6 @@
 """Each comparison's smoke grid runs end to end through `-m` (trimmed to two jobs), and the
-report generator turns the runs into markdown and PNGs; a diverging job is reported as such."""
+report generator turns the runs into markdown and PNGs; a diverging job is reported as such.
+The sweepers and launchers a sweep can use run here too (Optuna, joblib, submitit_local)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, tiny_overrides
 
 from seq2seq_lab.report.experiments import SPECS
 from seq2seq_lab.report.runs import find_runs
@@ -134,3 +135,31 @@ def test_joblib_launcher_runs_jobs_in_parallel_processes(tmp_path):
         json.loads(p.read_text())["status"] for p in (tmp_path / "joblib").glob("*/results.json")
     ]
     assert statuses == ["completed", "completed"]
+
+
+def test_submitit_local_runs_every_job_of_a_sweep_into_one_sweep_directory(tmp_path, cache_dir):
+    # submitit runs each job in a process of its own, the path a SLURM sweep
+    # (hydra/launcher=slurm) takes, without a cluster
+    pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="extra `sweeps`")
+    proc = run_cli(
+        "train",
+        "-m",
+        "hydra/launcher=submitit_local",
+        "hydra.launcher.timeout_min=10",
+        *tiny_overrides("bahdanau", "trainer.max_steps=2", "threads=1"),
+        "seed=1,2",
+        f"paths.cache_dir={cache_dir}",
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # both jobs share the sweep directory the launcher named, although each resolved its
+    # config in a process of its own
+    (sweep_dir,) = (tmp_path / "multirun" / "train").iterdir()
+    records = {p.parent.name: json.loads(p.read_text()) for p in sweep_dir.glob("*/results.json")}
+    assert sorted(records) == ["0", "1"]
+    assert {r["seed"] for r in records.values()} == {1, 2}
+    for job, record in records.items():
+        assert record["status"] == "completed", record.get("error")
+        assert record["run_dir"] == str((sweep_dir / job).resolve())
+        assert record["test"]["sentences"] == 12

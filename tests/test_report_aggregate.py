@@ -57,6 +57,30 @@ def test_variants_group_seeds_and_count_statuses(tmp_path):
     assert [rule_bleu(r) for r in a.runs] == [20.0, 24.0, 0.0]
 
 
+def test_an_interrupted_run_is_listed_apart_and_none_of_its_numbers_count(tmp_path):
+    # stopped by a signal before it finished: like a failed run, not data (a score it may
+    # have recorded on the way out does not count)
+    write_run(tmp_path / "a1", experiment="e", variant="a", family="luong", seed=1, bleu=20.0)
+    write_run(
+        tmp_path / "a2",
+        experiment="e",
+        variant="a",
+        family="luong",
+        seed=2,
+        status="interrupted",
+        bleu=30.0,
+        validation=[{"step": 10, "entropy": {"encoder": [[1.0]]}}],
+    )
+    runs, unreadable = find_runs(tmp_path)
+    assert len(runs) == 2 and not unreadable
+    (a,) = group_variants(runs, lambda r: {"family": r.family})
+    assert a.status_text() == "1 completed, 1 interrupted"
+    assert a.scores("bleu").format() == "20.00" and a.bleu == pytest.approx(20.0)
+    assert a.diverged_fraction == 0.0
+    assert a.diagnostics() == []
+    assert [rule_bleu(r) for r in a.runs] == [20.0, None]
+
+
 def test_one_label_with_two_settings_becomes_two_rows(tmp_path):
     for i, norm in enumerate(["post", "pre"]):
         write_run(

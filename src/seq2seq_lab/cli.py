@@ -1,7 +1,8 @@
 """How the entry points report errors: a user's mistake is one line, not a traceback.
 
 In a multirun (sweep) a failing job must not stop the others: its results.json already says
-"failed" with the error, so the error is logged and the next job runs.
+"failed" with the error, so the error is logged and the next job runs. An interruption
+(SIGTERM, SIGINT) stops the process, sweep included, with exit code 128 + the signal number.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from seq2seq_lab.errors import UserError
+from seq2seq_lab.interruptions import Interrupted
 
 log = logging.getLogger("seq2seq_lab")
 
@@ -34,3 +36,6 @@ def run_task(task: Callable[[DictConfig], Any], cfg: DictConfig) -> Any:
             log.exception("job failed (recorded in its results.json); the sweep goes on")
             return None
         raise
+    except Interrupted as interruption:
+        print(f"{interruption} (recorded in the run's results.json)", file=sys.stderr)
+        sys.exit(interruption.exit_code)

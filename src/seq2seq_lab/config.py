@@ -8,6 +8,8 @@ benchmarks, notebooks) takes its values from there too, through :func:`compose_t
 from __future__ import annotations
 
 import functools
+import os
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,22 @@ from omegaconf import DictConfig, OmegaConf
 from seq2seq_lab.errors import ConfigError, UserError
 
 CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
+
+
+def run_stamp() -> str:
+    """The name Hydra gives a run (``hydra.run.dir``) or sweep (``hydra.sweep.dir``) directory,
+    ``${run_stamp:}`` in conf/: start time to the microsecond, then the process id, e.g.
+    ``2025-06-01_12-30-45.123456_pid4242``. Names sort by start time, and two runs started
+    together on one machine never share one, even within one microsecond (their pids differ).
+
+    Registered with ``use_cache``: every reading within one config (and a sweep's jobs, which
+    Hydra gives the launching config's cache) sees the same stamp.
+    """
+    return f"{datetime.now():%Y-%m-%d_%H-%M-%S.%f}_pid{os.getpid()}"
+
+
+if not OmegaConf.has_resolver("run_stamp"):
+    OmegaConf.register_new_resolver("run_stamp", run_stamp, use_cache=True)
 
 
 def to_plain(config: Any) -> Any:

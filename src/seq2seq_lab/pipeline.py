@@ -2,7 +2,9 @@
 
 ``train``: data -> model -> Lightning fit -> test of the best checkpoint -> results.json.
 Every run ends with a results.json in its directory, whatever happened: "completed",
-"diverged" (a recorded result, exit code 0, the sweep goes on) or "failed" (with the error).
+"diverged" (a recorded result, exit code 0, the sweep goes on), "failed" (with the error) or
+"interrupted" (by a signal, named; exit code 128 + its number). A run has a directory of its
+own (``run_dir``); under DDP only global rank zero writes the run's files.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from seq2seq_lab.decoding.hypotheses import max_output_lengths
 from seq2seq_lab.environment import hardware, versions
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.inputs import check_eval_inputs, check_train_inputs, check_translate_inputs
+from seq2seq_lab.interruptions import SignalRecorder
 from seq2seq_lab.models.network import Seq2SeqNetwork
-from seq2seq_lab.results import write_results
+from seq2seq_lab.results import write_results, write_text_atomic
+from seq2seq_lab.run_dir import check_run_dir, is_rank_zero
 from seq2seq_lab.training.module import Seq2SeqModule
 from seq2seq_lab.training.precision import choose_precision
 from seq2seq_lab.wandb_logger import finish_wandb
@@ -107,13 +111,14 @@ def flatten(config: dict, prefix: str = "") -> dict[str, Any]:
 
 def write_test_outputs(out_dir: Path, test_results: dict[str, Any]) -> dict[str, Any]:
     """Write hypotheses/references/sources.<split>.txt (corpus order, one per line; the
-    report's significance tests and length buckets read them) and return the scores."""
+    report's significance tests and length buckets read them) and return the scores.
+    Written atomically, and by global rank zero only (every DDP rank scores the whole split)."""
     test = dict(test_results)
     for kind in ("hypotheses", "references", "sources"):
         lines = test.pop(kind)
-        (out_dir / f"{kind}.{test['split']}.txt").write_text(
-            "".join(line + "\n" for line in lines), encoding="utf-8"
-        )
+        if is_rank_zero():
+            text = "".join(line + "\n" for line in lines)
+            write_text_atomic(out_dir / f"{kind}.{test['split']}.txt", text)
     return test
 
 
@@ -141,8 +146,15 @@ def _checkpoint_callback(trainer: L.Trainer) -> Any:
 
 # ---------------------------------------------------------------------------- train
 def train(cfg: DictConfig) -> dict[str, Any]:
-    """Train, test the best checkpoint, write results.json; returns the results dict."""
+    """Train, test the best checkpoint, write results.json; returns the results dict.
+
+    A directory that holds another run is refused before anything starts (ConfigError, see
+    ``run_dir``); resuming from a checkpoint inside it continues that run. A SIGTERM/SIGINT
+    is recorded as "interrupted" and raised as ``interruptions.Interrupted``.
+    """
     run_dir = Path(cfg.paths.output_dir)
+    if is_rank_zero():  # the other DDP ranks start in rank zero's directory, already claimed
+        check_run_dir(run_dir, cfg.get("ckpt_path"))
     run_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {
         "status": "failed",
@@ -155,6 +167,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         "hardware": hardware(),
         "config": to_plain(cfg),
     }
+    signals = SignalRecorder().install()
     try:
         resume = check_train_inputs(cfg)  # before any work: bad input fails in a second
         _set_threads(cfg)
@@ -190,6 +203,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
 
         started = time.perf_counter()
         trainer.fit(module, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
+        signals.raise_if_received()  # one that came when Lightning no longer checked
         throughput = next((c for c in callbacks if hasattr(c, "tokens_per_second")), None)
         results["timing"] = {
             "train_seconds": time.perf_counter() - started,
@@ -206,6 +220,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         results["training"] = {
             "steps": trainer.global_step,
             "epochs": trainer.current_epoch,
+            "world_size": trainer.world_size,  # processes (DDP ranks); each step used them all
             "best_val_bleu": float(ckpt_cb.best_model_score)
             if ckpt_cb is not None and ckpt_cb.best_model_score is not None
             else None,
@@ -221,6 +236,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             trainer.test(
                 module, datamodule=datamodule, ckpt_path=best_path or None, weights_only=True
             )
+            signals.raise_if_received()
             results["timing"]["test_seconds"] = time.perf_counter() - started
             test = write_test_outputs(run_dir, module.test_results)
             results["sacrebleu_signature"] = test.pop("sacrebleu_signature")
@@ -231,9 +247,19 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         results["error"] = f"{type(error).__name__}: {error}"
         results["traceback"] = traceback.format_exc()
         raise
+    except BaseException as error:  # a signal (Lightning turns them into SystemExit), or exit
+        interrupted = signals.interruption(error)
+        results["status"] = "failed" if interrupted is None else "interrupted"
+        if interrupted is None:
+            results["error"] = f"{type(error).__name__}: {error}"
+            raise
+        results["status_reason"] = str(interrupted)
+        raise interrupted from None
     finally:
-        write_results(run_dir / "results.json", results)
-        finish_wandb()
+        with signals.held():  # the record is written whatever signal comes now
+            if is_rank_zero():
+                write_results(run_dir / "results.json", results)
+            finish_wandb()
 
 
 # ---------------------------------------------------------------------------- eval

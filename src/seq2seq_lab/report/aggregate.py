@@ -5,7 +5,8 @@ Which number stands for a run:
   checkpoint before the blow-up, when it has one);
 - for the verdict rules only, a diverged run without a test score counts as 0 BLEU: it never
   produced a usable model, which is the finding E4 looks for, not missing data;
-- a failed run (a crash) counts nowhere: it is listed with its error, and its variant lacks data.
+- a failed run (a crash) or an interrupted one (stopped by a signal before it finished) counts
+  nowhere: it is listed with its error or signal, and its variant lacks data.
 """
 
 from __future__ import annotations
@@ -117,14 +118,14 @@ class Variant:
 
     @property
     def diverged_fraction(self) -> float:
-        """Share of this variant's non-failed runs that diverged (0 when none ran)."""
-        ran = [run for run in self.runs if run.status in ("completed", "diverged")]
+        """Share of this variant's finished runs that diverged (0 when none finished)."""
+        ran = [run for run in self.runs if run.finished]
         return sum(run.status == "diverged" for run in ran) / len(ran) if ran else 0.0
 
     def diagnostics(self) -> list[list[dict[str, Any]]]:
         """The validation diagnostics (:meth:`Run.validation_diagnostics`) of each run that has
-        some; a failed run's are left out, like its scores."""
-        found = [run.validation_diagnostics() for run in self.runs if run.status != "failed"]
+        some; an unfinished (failed, interrupted) run's are left out, like its scores."""
+        found = [run.validation_diagnostics() for run in self.runs if run.finished]
         return [records for records in found if records]
 
     def bleu_by_length(self) -> dict[str, MeanStd]:

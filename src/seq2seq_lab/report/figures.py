@@ -1,6 +1,6 @@
 """The figures of one report, written beside its report.md: the spec's plots (a plot that
 raises becomes a note, never a lost report) and one attention heatmap per variant, copied from
-the first non-failed run that has one."""
+the first finished run that has one."""
 
 from __future__ import annotations
 
@@ -45,10 +45,10 @@ def draw_figures(spec: ExperimentSpec, comparison: Comparison, out_dir: Path) ->
 
 
 def copy_heatmaps(comparison: Comparison, out_dir: Path) -> list[Heatmap]:
-    """One attention heatmap per variant (its first non-failed run that has one)."""
+    """One attention heatmap per variant (its first finished run that has one, else any)."""
     heatmaps = []
     for variant in comparison.variants:
-        for run in sorted(variant.runs, key=lambda r: r.status == "failed"):
+        for run in sorted(variant.runs, key=lambda r: not r.finished):
             image = run.attention_heatmap()
             if image is None:
                 continue

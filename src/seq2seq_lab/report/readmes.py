@@ -67,7 +67,7 @@ def _sweep_dir(cfg) -> str:
     """The sweep directory pattern, its scale and time left as placeholders."""
     written = OmegaConf.to_container(cfg.hydra.sweep, resolve=False)["dir"]
     written = written.replace("${hydra:runtime.choices.scale}", "<scale>")
-    return re.sub(r"\$\{now:[^}]*\}", "<time>", written)
+    return re.sub(r"\$\{(now:[^}]*|run_stamp:)\}", "<time>", written)
 
 
 def _verdict_rule(spec: ExperimentSpec) -> list[str]:

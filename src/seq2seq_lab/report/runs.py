@@ -21,6 +21,7 @@ from typing import Any
 import hydra.utils
 
 from seq2seq_lab.errors import UserError
+from seq2seq_lab.results import FINISHED
 
 RESULTS_FILE = "results.json"
 MULTIRUN_FILE = "multirun.yaml"  # Hydra writes it at the top of a sweep directory
@@ -37,6 +38,12 @@ class Run:
     @property
     def status(self) -> str:
         return str(self.results.get("status") or "failed")
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run ended by itself with a result ("completed" or "diverged"); a failed
+        or interrupted run did not, and none of its numbers count."""
+        return self.status in FINISHED
 
     @property
     def experiment(self) -> str | None:
@@ -86,8 +93,8 @@ class Run:
         return self.results.get("test") or {}
 
     def score(self, name: str) -> float | None:
-        """A test score (bleu, chrf, ter, ppl, loss) if the run was tested."""
-        return _finite(self.test.get(name))
+        """A test score (bleu, chrf, ter, ppl, loss) if the run finished and was tested."""
+        return _finite(self.test.get(name)) if self.finished else None
 
     def timing(self, name: str) -> float | None:
         return _finite((self.results.get("timing") or {}).get(name))
