@@ -7,7 +7,9 @@ step t when
     L_t is not finite,   or   L_s > r * L_1 for every s in (t - p, t]
 
 with r = ``max_loss_ratio`` and p = ``patience`` (``module.divergence`` in the config, which
-is the one home of both values).
+is the one home of both values). What the rule has seen (L_1 and the current run of steps
+above the limit) travels in checkpoints (``state_dict``), so a resumed run judges its steps
+exactly as the uninterrupted run would.
 """
 
 from __future__ import annotations
@@ -32,6 +34,14 @@ class DivergenceRule:
             )
         if self.patience < 1:
             raise ConfigError(f"module.divergence.patience={self.patience}: expected >= 1")
+
+    def state_dict(self) -> dict[str, float | int | None]:
+        return {"first_loss": self.first_loss, "steps_above": self.steps_above}
+
+    def load_state_dict(self, state: dict[str, float | int | None]) -> None:
+        first_loss = state["first_loss"]
+        self.first_loss = None if first_loss is None else float(first_loss)
+        self.steps_above = int(state["steps_above"])
 
     def check(self, loss: float, step: int) -> str | None:
         """Record one step's training loss; the reason once the run has diverged, else None."""
