@@ -321,3 +321,33 @@ def test_kill_9_mid_epoch_then_resume_equals_the_uninterrupted_run(tmp_path, cac
 
     _run(run_dir, cache_dir, *args, f"ckpt_path={last}")
     _assert_same_run(run_dir, tmp_path / "full", 40, killed_at)
+
+
+class _Trainer:
+    """What WallClockCheckpoints uses of a trainer."""
+
+    def __init__(self) -> None:
+        self.saved: list[Path] = []
+        self.should_stop = False
+
+    def save_checkpoint(self, path: Path) -> None:
+        self.saved.append(Path(path))
+
+
+def test_wall_clock_snapshots_go_on_from_the_checkpointed_clock(tmp_path):
+    from seq2seq_lab.callbacks.wall_clock import WallClockCheckpoints
+
+    before = WallClockCheckpoints(minutes=[1, 2], dirpath=tmp_path)
+    before.training_seconds = 90.0  # 1.5 minutes trained, minute-001 written
+    before.saved = {1.0: tmp_path / "minute-001.ckpt"}
+    resumed = WallClockCheckpoints(minutes=[1, 2], dirpath=tmp_path)
+    resumed.load_state_dict(before.state_dict())
+    assert resumed.state_dict() == before.state_dict()
+
+    trainer = _Trainer()
+    resumed.on_train_start(trainer, None)
+    resumed.on_train_batch_end(trainer, None)
+    assert trainer.saved == []  # minute 1 is not written again with 1.5 minutes of training
+    resumed.training_seconds = 120.0
+    resumed.on_train_batch_end(trainer, None)
+    assert trainer.saved == [tmp_path / "minute-002.ckpt"] and trainer.should_stop

@@ -11,12 +11,18 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import lightning as L
 
 
 class WallClockCheckpoints(L.Callback):
-    """Saves ``DIR/minute-{m:03d}.ckpt`` the first time the training clock passes each mark."""
+    """Saves ``DIR/minute-{m:03d}.ckpt`` the first time the training clock passes each mark.
+
+    The clock and the marks already saved travel in checkpoints (``state_dict``): a resumed
+    run goes on counting from where its checkpoint was, and never writes a mark again with
+    weights trained longer than the mark says.
+    """
 
     def __init__(self, *, minutes: Sequence[float], dirpath: str | Path) -> None:
         marks = sorted(float(m) for m in minutes)
@@ -29,6 +35,19 @@ class WallClockCheckpoints(L.Callback):
         self.training_seconds = 0.0
         self.saved: dict[float, Path] = {}
         self._resumed_at: float | None = None
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "training_seconds": self.training_seconds,
+            "saved": {str(mark): str(path) for mark, path in self.saved.items()},
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.training_seconds = float(state["training_seconds"])
+        self.saved = {float(mark): Path(path) for mark, path in state["saved"].items()}
+
+    def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self._resumed_at = time.perf_counter()  # a resumed run may start mid-epoch
 
     def on_train_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self._resumed_at = time.perf_counter()
