@@ -351,3 +351,35 @@ def test_wall_clock_snapshots_go_on_from_the_checkpointed_clock(tmp_path):
     resumed.training_seconds = 120.0
     resumed.on_train_batch_end(trainer, None)
     assert trainer.saved == [tmp_path / "minute-002.ckpt"] and trainer.should_stop
+
+
+class _SlowDisk:
+    def save_checkpoint(self, checkpoint: dict, path: Path) -> None:
+        time.sleep(0.3)
+
+    def barrier(self, name: str) -> None:
+        pass
+
+
+def test_writing_last_ckpt_is_left_out_of_the_training_clocks(tmp_path):
+    from seq2seq_lab.callbacks.last_checkpoint import LastCheckpoint
+    from seq2seq_lab.callbacks.throughput import ThroughputMonitor
+    from seq2seq_lab.callbacks.wall_clock import WallClockCheckpoints
+
+    throughput = ThroughputMonitor(log_every_n_steps=1)
+    wall = WallClockCheckpoints(minutes=[1], dirpath=tmp_path)
+    last = LastCheckpoint(dirpath=tmp_path, filename="last", every_n_train_steps=1)
+    trainer = _Trainer()
+    trainer.callbacks, trainer.loggers, trainer.strategy = [throughput, wall, last], [], _SlowDisk()
+    trainer.global_step, trainer.log_every_n_steps = 1, 1
+    wall.on_train_start(trainer, None)
+    throughput.on_train_epoch_start(trainer, None)
+    throughput.on_train_batch_start(trainer, None, None, 0)
+    last._pending = {"global_step": 1}  # taken at the previous update's end
+    last.on_train_batch_start(trainer, None, None, 0)  # written now, 0.3 s
+    batch = type("Batch", (), {"num_tgt_tokens": 10})()
+    module = type("Module", (), {"log": lambda *args, **kwargs: None})()
+    throughput.on_train_batch_end(trainer, module, None, batch, 0)
+    wall.on_train_batch_end(trainer, None)
+    assert throughput.step_seconds < 0.2 and throughput.loop_seconds < 0.2
+    assert wall.training_seconds < 0.2

@@ -22,10 +22,14 @@ Two rules make the checkpoint of an update safe to resume from:
   weights or the optimiser in between, so the late write saves the same state.
 
 Writes go through the trainer's checkpoint IO (atomic: ``seq2seq_lab.training.checkpoint_io``).
+Writing is not training: a write between two updates would fall inside the training clocks
+(``ThroughputMonitor``, ``WallClockCheckpoints``), so each callback with a
+``leave_out_of_clock(seconds)`` method is told how long every write took, and leaves it out.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +108,14 @@ class LastCheckpoint(Checkpoint):
     def _write(self, trainer: L.Trainer) -> None:
         if self._pending is None:
             return
+        started = time.perf_counter()
         checkpoint, self._pending = self._pending, None
         for logger in trainer.loggers:
             logger.save()  # the history up to this checkpoint reaches the disk first
         trainer.strategy.save_checkpoint(checkpoint, self.path)
         trainer.strategy.barrier("LastCheckpoint")
+        seconds = time.perf_counter() - started
+        for callback in trainer.callbacks:
+            leave_out = getattr(callback, "leave_out_of_clock", None)
+            if leave_out is not None:
+                leave_out(seconds)

@@ -3,7 +3,8 @@
 "BLEU after 10, 20, 30 minutes of training" needs the weights as they were at those moments,
 scored afterwards, so that scoring never eats into the training clock. The clock counts the
 training loop only (batch fetching, forward, backward, optimiser): it stops while validation
-runs, so a run with validation and one without reach a mark after the same training work.
+runs and while ``LastCheckpoint`` writes, so a run with validation and one without reach a mark
+after the same training work.
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ class WallClockCheckpoints(L.Callback):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.training_seconds = float(state["training_seconds"])
         self.saved = {float(mark): Path(path) for mark, path in state["saved"].items()}
+
+    def leave_out_of_clock(self, seconds: float) -> None:
+        """``seconds`` just spent writing a checkpoint (``LastCheckpoint``) are not training."""
+        if self._resumed_at is not None:
+            self._resumed_at += seconds
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self._resumed_at = time.perf_counter()  # a resumed run may start mid-epoch
