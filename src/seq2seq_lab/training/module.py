@@ -138,10 +138,12 @@ class Seq2SeqModule(L.LightningModule):
 
     def on_train_start(self) -> None:
         # The training loader's place in the epoch (ResumableDataLoader) is restored by
-        # Lightning only when the loader is built after the checkpoint is loaded; asking for
+        # Lightning only when it builds the loader after the checkpoint is loaded. Asking for
         # trainer.estimated_stepping_batches in configure_optimizers builds it before, and
-        # the saved place is then silently dropped (Lightning issue #20550, open in 2.6).
-        # Load it here, before the first batch is drawn (a no-op once Lightning does it).
+        # unless Lightning builds it again (reload_dataloaders_every_n_epochs does only when
+        # the resumed epoch is not epoch 0) the saved place is silently dropped (Lightning
+        # issue #20550, open in 2.6). Load it here, before the first batch is drawn (a no-op
+        # whenever Lightning did).
         fit_loop = self.trainer.fit_loop
         if fit_loop._combined_loader_states_to_load:
             fit_loop._load_combined_loader_states()
