@@ -49,6 +49,7 @@ COMMON = [
     "trainer.max_epochs=1000",
     "test=false",
     "~callbacks.model_checkpoint",
+    "~callbacks.last_checkpoint",
     "~callbacks.early_stopping",
     "~callbacks.progress_bar",
     "~callbacks.diagnostics",

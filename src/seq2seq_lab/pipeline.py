@@ -141,7 +141,10 @@ def _overrides() -> list[str]:
 
 
 def _checkpoint_callback(trainer: L.Trainer) -> Any:
-    return trainer.checkpoint_callback if trainer.checkpoint_callbacks else None
+    """The callback that keeps the best checkpoint (LastCheckpoint is a checkpoint callback too)."""
+    from lightning.pytorch.callbacks import ModelCheckpoint
+
+    return next((c for c in trainer.checkpoint_callbacks if isinstance(c, ModelCheckpoint)), None)
 
 
 # ---------------------------------------------------------------------------- train

@@ -4,7 +4,8 @@ Two clocks. Step time (the logged ``train/tokens_per_second``) runs from the sta
 training batch to its end: forward, backward, optimiser. Loop time also counts fetching the
 batch (from the start of the epoch or the end of the previous batch), which is what a peer
 that logs "tokens per second" over its whole training loop measures. Neither counts
-validation decoding or checkpointing: the loop clock restarts with every training epoch.
+validation decoding or checkpointing: the loop clock restarts with every training epoch, and
+the time ``LastCheckpoint`` spends writing between two updates is left out of both.
 """
 
 from __future__ import annotations
@@ -53,6 +54,13 @@ class ThroughputMonitor(L.Callback):
         every = self.log_every_n_steps or trainer.log_every_n_steps
         if trainer.global_step % max(1, every) == 0 and self.step_seconds > 0:
             pl_module.log("train/tokens_per_second", self.tokens_per_second)
+
+    def leave_out_of_clock(self, seconds: float) -> None:
+        """``seconds`` just spent on something else (a checkpoint write) are not training."""
+        if self._started is not None:
+            self._started += seconds
+        if self._previous_end is not None:
+            self._previous_end += seconds
 
     @property
     def tokens_per_second(self) -> float:

@@ -9,12 +9,17 @@ order is random but reproducible: a permutation drawn from ``(seed, epoch)`` is 
 of ``pool_factor`` batches, each pool is sorted by length and cut into batches, and the batches
 are shuffled (the bucketing of torchtext's ``BucketIterator`` and fairseq). For evaluation the
 whole split is sorted by length and served in that order.
+
+Resuming: the training loader's place, ``(epoch, batches of that epoch served)``, is part of
+every checkpoint (:class:`ResumableDataLoader`, which Lightning saves and restores through
+``state_dict``/``load_state_dict``), so a run resumed in the middle of an epoch goes on with
+the very batches the uninterrupted run would have seen next.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -89,6 +94,12 @@ class TokenBudgetBatchSampler(torch.utils.data.Sampler[list[int]]):
     problem shows up on the first batch.
     A single pair longer than ``max_tokens`` still gets a batch of its own (never dropped).
 
+    Position: ``position`` counts the batches of the current epoch already served (the
+    :class:`ResumableDataLoader` advances it as it hands batches out); ``state_dict`` is
+    ``{"epoch", "position"}``, and after ``load_state_dict`` the next iteration starts at that
+    batch of that epoch. Any other iteration starts at batch 0, and ``set_epoch`` to another
+    epoch forgets the position.
+
     Data parallel training (DDP, with Lightning's ``use_distributed_sampler=False``): every
     rank builds the same shuffled batches and takes every ``num_replicas``-th one from
     ``rank``, all ranks the same number (the last few batches of an epoch may be skipped).
@@ -126,6 +137,8 @@ class TokenBudgetBatchSampler(torch.utils.data.Sampler[list[int]]):
             raise ValueError(f"rank {rank} is not in [0, {num_replicas})")
         self.num_replicas, self.rank = num_replicas, rank
         self.epoch = 0
+        self.position = 0  # batches of self.epoch served so far
+        self._resume_at: int | None = None  # where the next iteration starts, once restored
         self._batches: list[list[int]] | None = None  # of self.epoch, built on first use
 
     @property
@@ -137,6 +150,14 @@ class TokenBudgetBatchSampler(torch.utils.data.Sampler[list[int]]):
     def set_epoch(self, epoch: int) -> None:
         if epoch != self.epoch:
             self.epoch, self._batches = epoch, None
+            self.position, self._resume_at = 0, None  # a restored position is of its epoch
+
+    def state_dict(self) -> dict[str, int]:
+        return {"epoch": self.epoch, "position": self.position}
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        self.set_epoch(int(state["epoch"]))
+        self.position = self._resume_at = int(state["position"])
 
     def _pack(self, order: np.ndarray) -> list[list[int]]:
         """Cut ``order`` (already length-sorted) into consecutive budget-respecting batches."""
@@ -183,7 +204,35 @@ class TokenBudgetBatchSampler(torch.utils.data.Sampler[list[int]]):
         return self._batches
 
     def __iter__(self) -> Iterator[list[int]]:
-        yield from self.batches()
+        start = self._resume_at or 0
+        self._resume_at, self.position = None, start
+        yield from self.batches()[start:]
 
     def __len__(self) -> int:
         return len(self.batches())
+
+
+class ResumableDataLoader(torch.utils.data.DataLoader):
+    """A ``DataLoader`` over a :class:`TokenBudgetBatchSampler` whose place in the epoch is
+    checkpointed.
+
+    Lightning saves ``state_dict()`` of every training loader that has one in each checkpoint
+    (``loops.fit_loop.state_dict.combined_loader``) and hands it back to ``load_state_dict``
+    on resume, before the first batch (``Seq2SeqModule.on_train_start`` sees to it where
+    Lightning would not, see there). The position is counted here, where batches reach the training loop,
+    not in the sampler: with worker processes the sampler runs ahead of training.
+    """
+
+    def __iter__(self) -> Iterator[Any]:
+        # A generator: the sampler is first read on the first next(), i.e. after Lightning's
+        # set_epoch, even when worker processes would prefetch indices at iterator creation.
+        sampler = self.batch_sampler
+        for batch in super().__iter__():
+            sampler.position += 1
+            yield batch
+
+    def state_dict(self) -> dict[str, int]:
+        return self.batch_sampler.state_dict()
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        self.batch_sampler.load_state_dict(state)

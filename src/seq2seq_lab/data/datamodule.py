@@ -24,11 +24,13 @@ from typing import Any
 
 import lightning as L
 import numpy as np
+import torch
 from torch.utils.data import DataLoader
 
 from seq2seq_lab.data.batching import (
     EncodedPair,
     EncodedPairs,
+    ResumableDataLoader,
     TokenBudgetBatchSampler,
     collate,
 )
@@ -233,12 +235,17 @@ class TranslationDataModule(L.LightningDataModule):
             seed=self.seed,
             pool_factor=self.pool_factor,
         )
-        return DataLoader(
+        # Training resumes mid-epoch (ResumableDataLoader). Every loader draws its worker seed
+        # from its own generator: by default each iter() takes a number from torch's global
+        # generator, which would shift the dropout masks of a run by how often it was resumed.
+        loader = ResumableDataLoader if shuffle else DataLoader
+        return loader(
             dataset,
             batch_sampler=sampler,
             collate_fn=collate,
             num_workers=self.num_workers,
             persistent_workers=self.num_workers > 0,
+            generator=torch.Generator().manual_seed(self.seed),
         )
 
     def train_dataloader(self) -> DataLoader:

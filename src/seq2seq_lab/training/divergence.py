@@ -2,6 +2,9 @@
 
 A diverged run is a recorded result (``"status": "diverged"``, exit code 0), not a crash, so
 the rule must be explicit. It is stated in full in :class:`DivergenceRule`, its one home.
+What the rule has seen (L_1 and the current run of steps above the limit) travels in
+checkpoints (``state_dict``), so a resumed run judges its steps exactly as the uninterrupted
+run would.
 """
 
 from __future__ import annotations
@@ -49,6 +52,14 @@ class DivergenceRule:
     def limit(self) -> float | None:
         """r * L_1, or None before the first step."""
         return None if self.first_loss is None else self.max_loss_ratio * self.first_loss
+
+    def state_dict(self) -> dict[str, float | int | None]:
+        return {"first_loss": self.first_loss, "steps_above": self.steps_above}
+
+    def load_state_dict(self, state: dict[str, float | int | None]) -> None:
+        first_loss = state["first_loss"]
+        self.first_loss = None if first_loss is None else float(first_loss)
+        self.steps_above = int(state["steps_above"])
 
     def check(self, loss: float, step: int) -> str | None:
         """Record one step's training loss; the reason once the run has diverged (part 1 of

@@ -35,6 +35,11 @@ from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.optim.kernels import choose_kernel, uses_grad_scaler
 from seq2seq_lab.optim.schedules import lambda_scheduler
 from seq2seq_lab.training.divergence import DivergenceRule
+from seq2seq_lab.training.rng import rng_state, set_rng_state
+
+# Where on_save_checkpoint puts what Lightning does not save itself: the random generators'
+# states and the divergence rule's, so that a resumed run continues exactly.
+RESUME_KEY = "seq2seq_lab_resume"
 
 
 class Seq2SeqModule(L.LightningModule):
@@ -85,6 +90,7 @@ class Seq2SeqModule(L.LightningModule):
         self.diverged: str | None = None  # why, once detected
         self.test_results: dict[str, Any] = {}
         self._eval: dict[str, Any] = {}
+        self._rng_to_restore: dict[str, Any] | None = None  # from a checkpoint being resumed
 
     @property
     def family(self) -> str:
@@ -127,6 +133,38 @@ class Seq2SeqModule(L.LightningModule):
         # patience: the rule's second part still records a loss that had exploded.
         if not self.diverged:
             self.diverged = self.divergence.at_end(self.global_step, stop_cause(self.trainer))
+
+    # ---------------------------------------------------------------- resuming
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        checkpoint[RESUME_KEY] = {"rng": rng_state(), "divergence": self.divergence.state_dict()}
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        state = checkpoint.get(RESUME_KEY)
+        if state is None:  # written before this state was saved: resumes, but not exactly
+            return
+        self.divergence.load_state_dict(state["divergence"])
+        self._rng_to_restore = state["rng"]
+
+    def on_train_start(self) -> None:
+        # The training loader's place in the epoch (ResumableDataLoader) is restored by
+        # Lightning only when it builds the loader after the checkpoint is loaded. Asking for
+        # trainer.estimated_stepping_batches in configure_optimizers builds it before, and
+        # unless Lightning builds it again (reload_dataloaders_every_n_epochs does only when
+        # the resumed epoch is not epoch 0) the saved place is silently dropped (Lightning
+        # issue #20550, open in 2.6). Load it here, before the first batch is drawn (a no-op
+        # whenever Lightning did).
+        fit_loop = self.trainer.fit_loop
+        if fit_loop._combined_loader_states_to_load:
+            fit_loop._load_combined_loader_states()
+
+    def on_train_batch_start(self, batch: Batch, batch_idx: int) -> None:
+        # The generators are set back right before the first training step after a resume,
+        # not at loading: whatever the resumed process draws on its way there (initialising
+        # the network it then overwrites, callbacks starting) is not drawn by the
+        # uninterrupted run, which went straight from the checkpointed step to this one.
+        if self._rng_to_restore is not None:
+            set_rng_state(self._rng_to_restore)
+            self._rng_to_restore = None
 
     def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
         if self.global_step % max(1, self.trainer.log_every_n_steps) == 0:
