@@ -8,7 +8,7 @@ import os
 import pytest
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
-import seq2seq_lab.results as results_module
+import seq2seq_lab.atomic as atomic_module
 from seq2seq_lab.pipeline import write_test_outputs
 from seq2seq_lab.results import read_results, write_results
 
@@ -27,7 +27,7 @@ def test_two_writers_at_once_each_use_their_own_temporary_file(tmp_path, monkeyp
             write_results(tmp_path / "results.json", {**RECORD, "seed": 2})
         real_replace(src, dst)
 
-    monkeypatch.setattr(results_module.os, "replace", replace_after_another_writer)
+    monkeypatch.setattr(atomic_module.os, "replace", replace_after_another_writer)
     write_results(tmp_path / "results.json", RECORD)
     assert read_results(tmp_path / "results.json") == RECORD  # the last replace wins, whole
     assert sources[0] != sources[1]

@@ -15,6 +15,15 @@ from pathlib import Path
 from typing import IO, Any
 
 
+def _read_umask() -> int:
+    mask = os.umask(0)  # the only way to read it; set back at once (at import, one thread)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
 def write_atomically(path: str | Path, write: Callable[[IO[Any]], None], *, binary: bool) -> Path:
     """Call ``write(file)`` on ``.<name>.<random>.tmp`` in ``path``'s directory (opened for
     bytes or for UTF-8 text), then replace ``path`` with it; the temporary file is removed if
@@ -29,11 +38,19 @@ def write_atomically(path: str | Path, write: Callable[[IO[Any]], None], *, bina
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes 0600
+        os.chmod(temporary, 0o666 & ~_UMASK)  # mkstemp makes 0600
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
     return path
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """``text`` (UTF-8) to ``path``, atomically (:func:`write_atomically`)."""
+    return write_atomically(path, lambda f: f.write(text), binary=False)
+
+
+def write_bytes(path: str | Path, data: bytes) -> Path:
+    """``data`` to ``path``, atomically (:func:`write_atomically`)."""
+    return write_atomically(path, lambda f: f.write(data), binary=True)

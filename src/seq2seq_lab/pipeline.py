@@ -20,6 +20,7 @@ import lightning as L
 import torch
 from omegaconf import DictConfig
 
+from seq2seq_lab.atomic import write_text
 from seq2seq_lab.checkpoint import family_of, load_checkpoint
 from seq2seq_lab.config import instantiate, to_plain
 from seq2seq_lab.data.lines import decode_lines, read_lines
@@ -30,7 +31,7 @@ from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.inputs import check_eval_inputs, check_train_inputs, check_translate_inputs
 from seq2seq_lab.interruptions import SignalRecorder
 from seq2seq_lab.models.network import Seq2SeqNetwork
-from seq2seq_lab.results import write_results, write_text_atomic
+from seq2seq_lab.results import write_results
 from seq2seq_lab.run_dir import check_run_dir, is_rank_zero
 from seq2seq_lab.training.module import Seq2SeqModule
 from seq2seq_lab.training.precision import choose_precision
@@ -118,7 +119,7 @@ def write_test_outputs(out_dir: Path, test_results: dict[str, Any]) -> dict[str,
         lines = test.pop(kind)
         if is_rank_zero():
             text = "".join(line + "\n" for line in lines)
-            write_text_atomic(out_dir / f"{kind}.{test['split']}.txt", text)
+            write_text(out_dir / f"{kind}.{test['split']}.txt", text)
     return test
 
 

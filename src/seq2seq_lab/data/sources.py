@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import os
-import tempfile
 import urllib.error
 import urllib.request
 from abc import ABC, abstractmethod
@@ -27,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from seq2seq_lab.atomic import write_bytes
 from seq2seq_lab.data.lines import decode_lines
 from seq2seq_lab.errors import ConfigError, DataError
 
@@ -64,20 +63,6 @@ class PairSource(ABC):
 
     def describe(self) -> str:
         return self.name
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the whole new one, never a
-    part (parallel sweep jobs share caches): a temp file in the same directory, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_lines(path: Path) -> list[str]:
@@ -176,7 +161,7 @@ class ParallelTextSource(PairSource):
         expected = self.sha256.get(path.name)
         if expected and hashlib.sha256(data).hexdigest() != expected:
             raise DataError(f"{url}: sha256 differs from the expected {expected}; not saved")
-        write_atomically(path, data)
+        write_bytes(path, data)
 
     def load(self, context: SourceContext, splits: Sequence[str] = SPLITS) -> dict[str, TextPairs]:
         paths = self.paths(context, splits)

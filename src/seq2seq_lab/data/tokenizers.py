@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from seq2seq_lab.data.sources import write_atomically
+from seq2seq_lab.atomic import write_bytes
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK, UNK_ID
 from seq2seq_lab.errors import CheckpointError, ConfigError
 
@@ -334,7 +334,7 @@ class SentencePieceTokenizerTrainer(TokenizerTrainer):
             return SentencePieceTokenizer(model_proto=path.read_bytes())
         start = time.perf_counter()
         proto = self.train(lines)
-        write_atomically(path, proto)
+        write_bytes(path, proto)
         log.info("trained %s in %.1fs -> %s", self.describe(), time.perf_counter() - start, path)
         return SentencePieceTokenizer(model_proto=proto)
 
