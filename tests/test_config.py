@@ -9,6 +9,7 @@ import pytest
 from conftest import CONF_DIR, FAMILIES, compose_config
 
 from seq2seq_lab.config import instantiate
+from seq2seq_lab.training.precision import choose_precision
 
 GROUPS = ("data", "model", "optim", "schedule", "trainer", "logger", "callbacks")
 
@@ -79,7 +80,11 @@ def test_scales_shrink_or_grow_the_model(tmp_path):
 @pytest.mark.parametrize("scale", ["smoke", "cpu", "real_cpu"])
 def test_the_trainer_of_each_scale_builds(scale, tmp_path):
     cfg = compose_config("train", [f"scale={scale}", "~callbacks.progress_bar"], tmp_path)
-    trainer = instantiate(cfg.trainer, key="trainer", logger=False, enable_checkpointing=False)
+    # trainer.precision=auto is resolved before the Trainer sees it, as pipeline.train does
+    precision = choose_precision(cfg.trainer.precision, cfg.trainer.accelerator).precision
+    trainer = instantiate(
+        cfg.trainer, key="trainer", logger=False, enable_checkpointing=False, precision=precision
+    )
     assert trainer.max_steps == cfg.trainer.max_steps
 
 
