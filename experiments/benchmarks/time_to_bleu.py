@@ -40,8 +40,7 @@ def _run(command: list[str]) -> subprocess.CompletedProcess:
 
 def recipe_values() -> dict:
     """The recipe's peak learning rate, warmup steps and batch budget, as our run uses them."""
-    sys.path.insert(0, str(REPO / "src"))
-    from seq2seq_lab.config import compose_train
+    from seq2seq_lab.config import compose_train  # here: the rest of the script needs no torch
 
     cfg = compose_train(f"recipe={RECIPE}")
     return {"lr": float(cfg.optim.lr), "warmup": int(cfg.warmup_steps),
