@@ -25,7 +25,11 @@ step() {  # step NAME COMMAND...: run COMMAND unless OUT/NAME.txt exists; its ou
     return
   fi
   echo "== $name: $* ($(date -u +%H:%M:%S))"
-  "$@" > "$OUT/$name.txt.partial" 2>&1 || { tail -20 "$OUT/$name.txt.partial"; exit 1; }
+  # Steps of one queue may run in different sessions on different machines: each step's file
+  # names the CPU its ratios were measured on.
+  { echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p')," \
+      "bf16 flags: $(grep -o -w -E 'avx512_bf16|amx_bf16|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+    "$@"; } > "$OUT/$name.txt.partial" 2>&1 || { tail -20 "$OUT/$name.txt.partial"; exit 1; }
   mv "$OUT/$name.txt.partial" "$OUT/$name.txt"
   tail -12 "$OUT/$name.txt"
 }
@@ -33,17 +37,20 @@ step() {  # step NAME COMMAND...: run COMMAND unless OUT/NAME.txt exists; its ou
 # the machine every figure below was measured on
 step machine bash -c "date -u; lscpu; $PY -c 'import torch, lightning, sys; print(sys.version); print(\"torch\", torch.__version__, \"lightning\", lightning.__version__)'"
 step peer_setup "$PY" $BENCH/joeynmt_peer.py setup
+# The two long steps first and in one session: decoding reads time_to_bleu's 30-minute
+# snapshot from .cache, which does not outlive the work tree.
+# greedy test2016 BLEU every 5 minutes of training clock, ours vs the plain-torch reference
+step time_to_bleu "$PY" $BENCH/time_to_bleu.py --work .cache/time_to_bleu --out "$OUT"
+# decoding speed with models of similar quality: our 30-minute snapshot vs the peer trained
+# under our recipe for 30 minutes (ours is trained again if that snapshot is gone)
+OURS_30=$(ls -d .cache/time_to_bleu/ours-*/ 2>/dev/null | tail -1)snapshots/minute-030.ckpt
+[[ -f "$OURS_30" ]] && OURS=(--ours "$OURS_30") || OURS=()
+step decoding "$PY" $BENCH/decoding_vs_peer.py "${OURS[@]}" --train-minutes 30 --out "$OUT"
 # one training step in fp32 / bf16 autocast / torch.compile, alternating in one process
 step precision_step_transformer "$PY" $BENCH/precision_step.py transformer fp32,bf16,compile,compile_bf16 --rounds 6
 step precision_step_bahdanau "$PY" $BENCH/precision_step.py bahdanau fp32,bf16 --rounds 6
 # the training loop's target tokens/s: ours (fp32 and bf16-mixed) vs JoeyNMT vs plain torch
 step throughput "$PY" $BENCH/throughput_vs_peers.py --rounds 2 --seconds 90 --peer-seconds 180 --out "$OUT"
-# greedy test2016 BLEU every 5 minutes of training clock, ours vs the plain-torch reference
-step time_to_bleu "$PY" $BENCH/time_to_bleu.py --work .cache/time_to_bleu --out "$OUT"
-# decoding speed with models of similar quality: our 30-minute snapshot vs the peer trained
-# under our recipe for 30 minutes
-OURS_30=$(ls -d .cache/time_to_bleu/ours-*/ | tail -1)snapshots/minute-030.ckpt
-step decoding "$PY" $BENCH/decoding_vs_peer.py --ours "$OURS_30" --train-minutes 30 --out "$OUT"
 # the KV cache: cached vs uncached greedy at forced length 50
 step cached_decoding "$PY" $BENCH/cached_decoding.py --batch-sizes 1 64 --length 50
 echo "all steps done: $OUT"
