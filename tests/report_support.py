@@ -99,6 +99,7 @@ def write_run(
     heatmap: bool = False,
     overrides: list[str] | None = None,
     tested: bool = True,
+    scale: str | None = "cpu",
 ) -> Path:
     """One run directory. Scores: from ``texts`` (sources, references, hypotheses) with the
     real metrics, else ``bleu`` with two length buckets (1-10 at ``bleu``, 41-50 at
@@ -118,6 +119,7 @@ def write_run(
         "variant": variant,
         "seed": seed,
         "run_dir": str(path),
+        "scale": scale,
         "overrides": overrides or [f"seed={seed}"],
         "versions": {"python": "3.11.7", "torch": "2.13.0+cpu", "sacrebleu": "2.6.0"},
         "hardware": {"cpu": "Test CPU", "cpu_count": 2, "torch_threads": 2, "cuda": False},

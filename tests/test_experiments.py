@@ -75,7 +75,7 @@ def test_a_diverging_job_is_recorded_and_the_sweep_goes_on(sweeps):
 
 
 def test_report_from_the_smoke_sweeps(sweeps, tmp_path):
-    proc = run_cli("report", str(sweeps), "--out", str(tmp_path), "--bootstrap-samples", "50")
+    proc = run_cli("report", str(sweeps), "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]
     for experiment, trim in TRIMMED.items():
         report = tmp_path / experiment / "report.md"

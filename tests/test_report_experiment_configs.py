@@ -38,6 +38,8 @@ def job_run(overrides: list[str], path: Path, bleu: float) -> Run:
         "experiment": cfg.experiment_name,
         "variant": " ".join(overrides[2:]),
         "seed": 1,
+        "scale": "cpu",  # the floors of the cpu scale; the scores below are above them
+        "overrides": overrides[2:],
         "family": family_of(config["model"]),
         "config": config,
         "test": {"split": "test", "bleu": bleu, "bleu_by_length": buckets},
@@ -55,12 +57,13 @@ def test_every_job_of_the_grid_has_a_distinct_role_and_every_check_its_data(expe
     spec = SPECS[experiment]
     jobs = grid(experiment)
     assert len(jobs) >= 2
-    runs = [job_run(job, tmp_path / str(i), bleu=10.0 + i) for i, job in enumerate(jobs)]
+    runs = [job_run(job, tmp_path / str(i), bleu=40.0 + i) for i, job in enumerate(jobs)]
     roles = [spec.role(run) for run in runs]
     for job, role in zip(jobs, roles):
         assert role and None not in role.values(), (job, role)
     assert len({json.dumps(r, sort_keys=True) for r in roles}) == len(jobs), roles
-    comparison = Comparison(spec, runs)
+    comparison = Comparison(spec, runs, grid=[job[2:] for job in jobs])
+    assert comparison.missing_settings() == []  # each job's recorded overrides cover its setting
     for check, finding in spec.verdict(comparison).findings:
         assert finding.holds is not None, (check.text, finding.detail)
     assert spec.contrasts(comparison), "the grid yields no contrast to test"

@@ -1,5 +1,6 @@
 """The verdict rule of every experiment on synthetic results: one case per outcome
-(reproduced / partly / not reproduced) and one without enough runs; plus the shared rule."""
+(reproduced / partly / not reproduced / inconclusive), the evidence gates (seeds, floor,
+missing settings) and one test per defect of the old rule (issue 15)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from seq2seq_lab.report.experiments import SPECS
 from seq2seq_lab.report.experiments.e4_norm_warmup import has_warmup
 from seq2seq_lab.report.runs import Run, find_runs
 from seq2seq_lab.report.spec import (
-    NOT_ENOUGH,
     NOT_REPRODUCED,
     PARTLY,
     REPRODUCED,
@@ -20,19 +20,40 @@ from seq2seq_lab.report.spec import (
     Comparison,
     ExperimentSpec,
     Finding,
-    decide,
+    QualityFloor,
 )
 
+# Every row is written as three seeds whose BLEU spreads by ±JITTER around the row's value,
+# shifted by OFFSET so that the rule tests sit above every experiment's `cpu` floor.
+SEEDS = (1, 2, 3)
+JITTER = {1: -0.2, 2: 0.0, 3: 0.2}
+OFFSET = 20.0
+INCONCLUSIVE_SEEDS = "inconclusive (1 seed)"
+NOT_TRAINED = "inconclusive (not trained enough)"
 
-def verdict(tmp_path: Path, experiment: str, rows: list[dict]) -> str:
-    """Write one run per row (two seeds when the row says so) and return the verdict."""
+
+def write_rows(tmp_path: Path, experiment: str, rows: list[dict], offset: float = OFFSET) -> None:
     for i, row in enumerate(rows):
         row = dict(row)
-        seeds = row.pop("seeds", (1,))
+        seeds = row.pop("seeds", SEEDS)
         for seed in seeds:
-            write_run(tmp_path / f"{i}_{seed}", experiment=experiment, seed=seed, **row)
+            shifted = dict(row)
+            for key in ("bleu", "long_bleu"):
+                if shifted.get(key) is not None:
+                    shifted[key] = shifted[key] + offset + JITTER.get(seed, 0.0)
+            write_run(tmp_path / f"{i}_{seed}", experiment=experiment, seed=seed, **shifted)
+
+
+def outcome_of(tmp_path: Path, experiment: str, grid: list[list[str]] | None = None):
     runs, _ = find_runs(tmp_path)
-    return SPECS[experiment].verdict(Comparison(SPECS[experiment], runs)).outcome
+    spec = SPECS[experiment]
+    return spec.verdict(Comparison(spec, runs, grid=grid))
+
+
+def verdict(tmp_path: Path, experiment: str, rows: list[dict], offset: float = OFFSET) -> str:
+    """Write the rows (three seeds each unless a row says otherwise) and return the verdict."""
+    write_rows(tmp_path, experiment, rows, offset)
+    return outcome_of(tmp_path, experiment).outcome
 
 
 # ---------------------------------------------------------------------------- E1
@@ -57,7 +78,7 @@ def e1(seq2seq=(10.0, 4.0), bahdanau=(20.0, 19.0), luong=(19.0, 18.5), transform
         (e1(transformer=(18.0, 18.0)), PARTLY),  # the Transformer is not best
         (e1(seq2seq=(10.0, 10.0), bahdanau=(20.0, 5.0)), PARTLY),  # attention degrades more
         (e1(bahdanau=(11.0, 10.0)), NOT_REPRODUCED),  # Bahdanau only +1
-        (e1(seq2seq=None), NOT_ENOUGH),
+        (e1(seq2seq=None), "inconclusive (main check)"),
     ],
 )
 def test_e1_attention_rule(tmp_path, rows, outcome):
@@ -69,19 +90,18 @@ def test_e1_diverged_transformer_without_test_counts_as_zero_bleu(tmp_path):
     rows.append(dict(variant="transformer", family="transformer", status="diverged", tested=False))
     # the Transformer is an attention model too: at 0 BLEU it fails check (1)
     assert verdict(tmp_path, "e1_attention", rows) == NOT_REPRODUCED
-    runs, _ = find_runs(tmp_path)
-    found = SPECS["e1_attention"].verdict(Comparison(SPECS["e1_attention"], runs)).findings
-    assert "transformer 0.00" in found[0][1].detail
+    found = outcome_of(tmp_path, "e1_attention").findings
+    assert "transformer - seq2seq -30.00" in found[0][1].detail
 
 
-def test_e1_failed_runs_are_left_out(tmp_path):
+def test_e1_failed_runs_count_as_missing_seeds(tmp_path):
     rows = e1(seq2seq=None)
     rows.append(dict(variant="seq2seq", family="seq2seq", status="failed"))
-    assert verdict(tmp_path, "e1_attention", rows) == NOT_ENOUGH
+    assert verdict(tmp_path, "e1_attention", rows) == "inconclusive (0 seeds)"
 
 
 # ---------------------------------------------------------------------------- E2
-def e2(fwd=(10.0, 4.0), rev=(13.0, 9.0), att_fwd=20.0, att_rev=20.5):
+def e2(fwd=(10.0, 4.0), rev=(13.0, 9.0), att_fwd=20.0, att_rev=20.3):
     rows = []
     for family, reverse, scores in [
         ("seq2seq", False, fwd),
@@ -107,8 +127,8 @@ def e2(fwd=(10.0, 4.0), rev=(13.0, 9.0), att_fwd=20.0, att_rev=20.5):
         (e2(), REPRODUCED),
         (e2(rev=(13.0, 5.0)), PARTLY),  # gain smaller on long sentences
         (e2(att_rev=23.0), PARTLY),  # attention model changes by 3
-        (e2(rev=(10.2, 4.0)), NOT_REPRODUCED),
-        (e2()[2:], NOT_ENOUGH),  # no plain seq2seq
+        (e2(rev=(11.5, 4.0)), NOT_REPRODUCED),  # +1.5: not the clear gain (2) it claims
+        (e2()[2:], NOT_TRAINED),  # no plain seq2seq: the floor's reference is missing
     ],
 )
 def test_e2_reversal_rule(tmp_path, rows, outcome):
@@ -116,7 +136,7 @@ def test_e2_reversal_rule(tmp_path, rows, outcome):
 
 
 # ---------------------------------------------------------------------------- E3
-def e3(dot=20.0, general=20.5, concat=19.0, location=15.0, no_feeding=19.5, additive=20.1):
+def e3(dot=20.2, general=20.5, concat=19.0, location=15.0, no_feeding=19.5, additive=20.4):
     luong = [
         ("dot", True, dot),
         ("general", True, general),
@@ -161,9 +181,9 @@ def test_e3_scores_rule(tmp_path, rows, outcome):
     assert verdict(tmp_path, "e3_scores", rows) == outcome
 
 
-def test_e3_without_luong_or_bahdanau_is_not_enough(tmp_path):
+def test_e3_without_luong_or_bahdanau_is_inconclusive(tmp_path):
     rows = [dict(variant="seq2seq", family="seq2seq", bleu=10.0)]
-    assert verdict(tmp_path, "e3_scores", rows) == NOT_ENOUGH
+    assert verdict(tmp_path, "e3_scores", rows) == NOT_TRAINED
 
 
 # ---------------------------------------------------------------------------- E4
@@ -212,8 +232,8 @@ def e4(post_cold_deep="diverged", post_warm_deep=20.0, post_cold_shallow=10.0):
     [
         (e4(), REPRODUCED),
         (e4(post_warm_deep=15.0), PARTLY),  # with warmup post-LN is 5.5 below pre-LN
-        (e4(post_cold_deep=19.0), NOT_REPRODUCED),  # post-LN trains fine without warmup
-        (e4()[4:], NOT_ENOUGH),  # pre-LN only
+        (e4(post_cold_deep=20.0), NOT_REPRODUCED),  # post-LN trains fine without warmup
+        (e4()[4:], "inconclusive (main check)"),  # pre-LN only
     ],
 )
 def test_e4_norm_warmup_rule(tmp_path, rows, outcome):
@@ -261,7 +281,7 @@ def e5(scaled_entropy=2.0, unscaled_entropy=(1.5, 1.0, 0.4), unscaled_bleu=(19.5
         (e5(), REPRODUCED),
         (e5(unscaled_entropy=(2.5, 2.5, 2.5)), PARTLY),  # entropy not lower: BLEU checks hold
         (e5(unscaled_entropy=(2.5, 2.5, 2.5), unscaled_bleu=(21.0, 22.0, 23.0)), NOT_REPRODUCED),
-        ([r for r in e5() if r["config"]["model.attention.scale"]], NOT_ENOUGH),
+        ([r for r in e5() if r["config"]["model.attention.scale"]], "inconclusive (main check)"),
     ],
 )
 def test_e5_scaling_rule(tmp_path, rows, outcome):
@@ -269,7 +289,7 @@ def test_e5_scaling_rule(tmp_path, rows, outcome):
 
 
 # ---------------------------------------------------------------------------- E6
-def e6(none=10.0, one_head=19.0, learned=19.8):
+def e6(none=10.0, one_head=19.0, learned=19.9):
     variants = [
         ("sinusoidal", "sinusoidal", 4, "relu", 20.0),
         ("learned", "learned", 4, "relu", learned),
@@ -296,7 +316,7 @@ def e6(none=10.0, one_head=19.0, learned=19.8):
         (e6(), REPRODUCED),
         (e6(one_head=20.5), PARTLY),  # a single head is not worse
         (e6(none=19.5), NOT_REPRODUCED),  # no positions barely hurts
-        ([r for r in e6() if r["variant"] != "no_positions"], NOT_ENOUGH),
+        ([r for r in e6() if r["variant"] != "no_positions"], "inconclusive (main check)"),
     ],
 )
 def test_e6_positions_heads_rule(tmp_path, rows, outcome):
@@ -304,7 +324,7 @@ def test_e6_positions_heads_rule(tmp_path, rows, outcome):
 
 
 # ---------------------------------------------------------------------------- E7
-def e7(rnn=(5.0, 0.0), gru=(12.0, 10.0), lstm=(12.5, 11.0)):
+def e7(rnn=(5.0, 0.0), gru=(12.0, 10.0), lstm=(12.3, 11.0)):
     rows = []
     for family, offset in (("seq2seq", 0.0), ("bahdanau", 8.0)):
         for cell, (bleu, long) in (("rnn", rnn), ("gru", gru), ("lstm", lstm)):
@@ -326,7 +346,7 @@ def e7(rnn=(5.0, 0.0), gru=(12.0, 10.0), lstm=(12.5, 11.0)):
         (e7(), REPRODUCED),
         (e7(lstm=(15.0, 14.0)), PARTLY),  # GRU 3 BLEU below LSTM
         (e7(rnn=(12.0, 0.0)), NOT_REPRODUCED),  # the vanilla RNN is as good as GRU
-        ([r for r in e7() if r["config"]["model.cell"] != "rnn"], NOT_ENOUGH),
+        ([r for r in e7() if r["config"]["model.cell"] != "rnn"], "inconclusive (main check)"),
     ],
 )
 def test_e7_cells_rule(tmp_path, rows, outcome):
@@ -334,35 +354,130 @@ def test_e7_cells_rule(tmp_path, rows, outcome):
 
 
 # ---------------------------------------------------------------------------- the shared rule
-def _spec(partly: str, primary: tuple[bool, ...]) -> ExperimentSpec:
+def _spec(answers: tuple[bool | None, ...], main: int = 0) -> ExperimentSpec:
     checks = tuple(
-        Check(f"c{i}", lambda c: Finding(None, ""), primary=p) for i, p in enumerate(primary)
+        Check(f"c{i}", lambda c, a=a: Finding(a, ""), main=i == main) for i, a in enumerate(answers)
     )
-    return ExperimentSpec("x", "x", "", "", role=lambda r: {}, checks=checks, partly=partly)
+    floor = QualityFloor({"family": "bahdanau"}, {"cpu": 10.0}, "Bahdanau")
+    return ExperimentSpec(
+        "x", "x", "", "", role=lambda r: {"family": r.family}, checks=checks, floor=floor
+    )
 
 
 @pytest.mark.parametrize(
-    "partly, answers, outcome",
+    "answers, outcome",
     [
-        ("primary", (True, True, True), REPRODUCED),
-        ("primary", (True, False, None), PARTLY),
-        ("primary", (False, True, True), NOT_REPRODUCED),
-        ("primary", (None, True, True), NOT_ENOUGH),
-        ("any", (True, True, True), REPRODUCED),
-        ("any", (False, None, True), PARTLY),
-        ("any", (False, False, None), NOT_REPRODUCED),
-        ("any", (None, None, None), NOT_ENOUGH),
+        ((True, True, True), REPRODUCED),
+        ((True, False, None), PARTLY),
+        ((False, True, True), NOT_REPRODUCED),
+        ((None, True, True), "inconclusive (main check)"),
     ],
 )
-def test_decide(partly, answers, outcome):
-    assert decide(_spec(partly, (True, False, False)), answers) == outcome
+def test_outcome_follows_the_main_check(tmp_path, answers, outcome):
+    for seed in SEEDS:
+        write_run(tmp_path / f"r{seed}", experiment="x", variant="b", family="bahdanau",
+                  seed=seed, bleu=20.0 + seed)  # fmt: skip
+    runs, _ = find_runs(tmp_path)
+    spec = _spec(answers)
+    assert spec.verdict(Comparison(spec, runs)).outcome == outcome
 
 
-def test_rule_text_names_every_check_and_the_partly_condition():
+def test_a_spec_names_exactly_one_main_check():
+    floor = QualityFloor({}, {"cpu": 1.0}, "any")
+    checks = (Check("a", lambda c: Finding(True, "")), Check("b", lambda c: Finding(True, "")))
+    with pytest.raises(ValueError, match="0 main checks"):
+        ExperimentSpec("x", "x", "", "", role=lambda r: {}, checks=checks, floor=floor)
+
+
+def test_rule_text_names_every_check_the_main_one_and_the_gates():
     text = SPECS["e1_attention"].rule_text()
     for i, check in enumerate(SPECS["e1_attention"].checks, 1):
-        assert f"({i}) {check.text}" in text
+        assert f"({i}) {check.label}" in text
     assert "partly if (1) holds" in text
+    assert "at least 3 finished seeds" in text and "30 at `cpu`" in text
+
+
+# ---------------------------------------------------------------------------- issue 15's defects
+def test_a_one_seed_grid_is_inconclusive(tmp_path):
+    """A grid that would reproduce with three seeds says nothing with one."""
+    rows = [dict(row, seeds=(1,)) for row in e1()]
+    assert verdict(tmp_path, "e1_attention", rows) == INCONCLUSIVE_SEEDS
+
+
+def test_two_near_zero_scores_are_inconclusive(tmp_path):
+    """E4's old rule held at post-LN 0.00 vs pre-LN 0.79 (`post < 0.5 * pre`)."""
+    rows = e4(post_cold_deep=0.0)
+    for row in rows:
+        if row.get("bleu") is not None:
+            row["bleu"] = 0.79 if row["config"]["model.norm"] == "pre" else 0.0
+    assert verdict(tmp_path, "e4_norm_warmup", rows, offset=0.0) == NOT_TRAINED
+
+
+def _e4_cell(row: dict) -> str:
+    """ "post-LN_warmup-False_lr0.001_L6" -> "post False 6" """
+    norm, rest = row["variant"].split("-LN_warmup-")
+    return f"{norm} {rest.split('_')[0]} {rest.rsplit('_L', 1)[1]}"
+
+
+def test_a_diverged_post_ln_run_alone_does_not_make_the_e4_check_hold(tmp_path):
+    """Without pre-LN in the same setting, the main check cannot hold on a diverged post-LN."""
+    write_rows(tmp_path, "e4_norm_warmup", [r for r in e4() if _e4_cell(r) != "pre False 6"])
+    result = outcome_of(tmp_path, "e4_norm_warmup")
+    main = next(f for c, f in result.findings if c.main)
+    assert main.holds is None
+    assert result.outcome == "inconclusive (main check)"
+
+
+def test_a_diverged_post_ln_beside_an_untrained_pre_ln_is_inconclusive(tmp_path):
+    rows = e4()
+    for row in rows:
+        if _e4_cell(row) == "pre False 6":
+            row["bleu"] = 5.0 - OFFSET  # pre-LN without warmup at the main setting: 5 BLEU
+    write_rows(tmp_path, "e4_norm_warmup", rows)
+    main = next(f for c, f in outcome_of(tmp_path, "e4_norm_warmup").findings if c.main)
+    assert main.holds is None and "below the floor" in main.detail
+
+
+def test_a_missing_depth_is_inconclusive_and_named(tmp_path):
+    """'At every lr and depth' must not pass over the settings that are there."""
+    write_rows(tmp_path, "e4_norm_warmup", [r for r in e4() if _e4_cell(r) != "post True 6"])
+    findings = outcome_of(tmp_path, "e4_norm_warmup").findings
+    matches = next(f for c, f in findings if c.text.startswith("with warmup, post-LN"))
+    assert matches.holds is None and "L6" in matches.detail
+
+
+def test_a_setting_of_the_grid_without_runs_is_inconclusive(tmp_path):
+    write_rows(tmp_path, "e1_attention", e1())
+    grid = [["model=seq2seq"], ["model=bahdanau"], ["model=luong"], ["model=transformer"]]
+    runs, _ = find_runs(tmp_path)
+    for run in runs:  # as a sweep records them
+        run.results["overrides"] = [f"model={run.family}", f"seed={run.seed}"]
+    spec = SPECS["e1_attention"]
+    assert spec.verdict(Comparison(spec, runs, grid=grid)).outcome == REPRODUCED
+    kept = [r for r in runs if r.family != "luong"]
+    result = spec.verdict(Comparison(spec, kept, grid=grid))
+    assert result.outcome == "inconclusive (missing settings)"
+    assert "model=luong" in " ".join(result.gates)
+
+
+def test_gaps_that_do_not_grow_at_every_step_fail_the_monotone_check(tmp_path):
+    """E5's old check compared the end points only: gaps 0.48 / 18.58 / 2.45 passed."""
+    rows = e5(unscaled_bleu=(20.0 - 0.48, 20.0 - 18.58, 20.0 - 2.45))
+    write_rows(tmp_path, "e5_scaling", rows)
+    found = {c.text: f for c, f in outcome_of(tmp_path, "e5_scaling").findings}
+    grows = next(f for text, f in found.items() if "grows at every step" in text)
+    assert grows.holds is False and "does not grow at" in grows.detail
+
+
+def test_e2_needs_a_clear_gain_not_one_bleu(tmp_path):
+    """'Clear gain' is CLEAR (2.0) BLEU, not SAME (1.0)."""
+    assert verdict(tmp_path, "e2_reversal", e2(rev=(11.5, 6.0))) == NOT_REPRODUCED
+
+
+def test_partly_needs_the_main_check(tmp_path):
+    """Any single check holding used to grant 'partly' (E3, E5)."""
+    rows = e3(dot=15.0, location=25.0)  # main check fails, input feeding still holds
+    assert verdict(tmp_path, "e3_scores", rows) == NOT_REPRODUCED
 
 
 def test_every_documented_experiment_has_a_spec_with_checks():

@@ -112,7 +112,7 @@ def flatten(config: dict, prefix: str = "") -> dict[str, Any]:
 
 def write_test_outputs(out_dir: Path, test_results: dict[str, Any]) -> dict[str, Any]:
     """Write hypotheses/references/sources.<split>.txt (corpus order, one per line; the
-    report's significance tests and length buckets read them) and return the scores.
+    report's across-seed tests and length buckets read them) and return the scores.
     Written atomically, and by global rank zero only (every DDP rank scores the whole split)."""
     test = dict(test_results)
     for kind in ("hypotheses", "references", "sources"):
@@ -141,6 +141,14 @@ def _overrides() -> list[str]:
     return list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
 
 
+def _scale() -> str | None:
+    """The ``scale`` group's choice (smoke, cpu, real_cpu, full): the report's quality floors
+    are stated per scale."""
+    from hydra.core.hydra_config import HydraConfig
+
+    return HydraConfig.get().runtime.choices.get("scale") if HydraConfig.initialized() else None
+
+
 def _checkpoint_callback(trainer: L.Trainer) -> Any:
     """The callback that keeps the best checkpoint (LastCheckpoint is a checkpoint callback too)."""
     from lightning.pytorch.callbacks import ModelCheckpoint
@@ -166,6 +174,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         "variant": cfg.get("variant"),
         "seed": cfg.seed,
         "run_dir": str(run_dir.resolve()),
+        "scale": _scale(),
         "overrides": _overrides(),
         "versions": versions(),
         "hardware": hardware(),

@@ -7,7 +7,6 @@ import logging
 import sys
 
 from seq2seq_lab.errors import UserError
-from seq2seq_lab.report.significance import DEFAULT_SAMPLES, METRICS
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -19,19 +18,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("path", help="a sweep directory or a folder of runs")
     parser.add_argument("--out", default=None, help="output directory (default: PATH/report)")
     parser.add_argument(
-        "--bootstrap-samples",
-        type=int,
-        default=DEFAULT_SAMPLES,
-        help=f"paired bootstrap resamples (default {DEFAULT_SAMPLES}; 0 skips the tests)",
-    )
-    parser.add_argument(
-        "--metrics",
-        nargs="+",
-        default=["bleu"],
-        choices=sorted(METRICS),
-        help="metrics of the significance tests (default: bleu)",
-    )
-    parser.add_argument(
         "--experiment",
         action="append",
         default=None,
@@ -42,9 +28,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.bootstrap_samples < 0:
-        print(f"error: --bootstrap-samples={args.bootstrap_samples} must be >= 0", file=sys.stderr)
-        return 2
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     from seq2seq_lab.report.generate import generate_report
 
@@ -52,8 +35,6 @@ def main(argv: list[str] | None = None) -> int:
         generated = generate_report(
             args.path,
             args.out,
-            bootstrap_samples=args.bootstrap_samples,
-            metrics=args.metrics,
             experiments=args.experiment,
         )
     except UserError as error:

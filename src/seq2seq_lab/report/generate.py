@@ -1,4 +1,4 @@
-"""Runs -> one report per comparison: tables, significance, plots, heatmaps and a verdict.
+"""Runs -> one report per comparison: tables, differences across seeds, plots, heatmaps and a verdict.
 
 ``generate_report(PATH)`` finds every results.json under PATH, groups the runs by
 ``experiment`` (runs without one go to "adhoc"), and writes for each experiment
@@ -23,7 +23,6 @@ from seq2seq_lab.report.assessment import Assessment, assess
 from seq2seq_lab.report.figures import Figures, draw_figures
 from seq2seq_lab.report.markdown import experiment_markdown, index_markdown, relative
 from seq2seq_lab.report.runs import Run, Unreadable, find_runs
-from seq2seq_lab.report.significance import DEFAULT_SAMPLES
 from seq2seq_lab.report.spec import Comparison
 
 log = logging.getLogger(__name__)
@@ -93,13 +92,10 @@ def build_experiment(
     runs: list[Run],
     root: Path,
     out_dir: Path,
-    *,
-    bootstrap_samples: int = DEFAULT_SAMPLES,
-    metrics: Sequence[str] = ("bleu",),
 ) -> ExperimentReport:
     """Everything of one experiment's section, written under ``out_dir``."""
     clear_outputs(out_dir)
-    assessment = assess(name, runs, root, bootstrap_samples=bootstrap_samples, metrics=metrics)
+    assessment = assess(name, runs, root)
     figures = draw_figures(assessment.spec, assessment.comparison, out_dir)
     write_runs_csv(assessment.comparison, root, out_dir / "runs.csv")
     path = out_dir / "report.md"
@@ -122,8 +118,6 @@ def generate_report(
     path: str | Path,
     out: str | Path | None = None,
     *,
-    bootstrap_samples: int = DEFAULT_SAMPLES,
-    metrics: Sequence[str] = ("bleu",),
     experiments: Sequence[str] | None = None,
 ) -> GeneratedReport:
     """Write the reports of the runs under ``path`` to ``out`` (default ``path/report``).
@@ -145,8 +139,6 @@ def generate_report(
                     by_experiment[name],
                     root,
                     out_dir / directory_name(name),
-                    bootstrap_samples=bootstrap_samples,
-                    metrics=metrics,
                 )
             )
         except Exception as error:  # one broken section must not cost the other reports

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from pathlib import Path
 
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
@@ -68,3 +69,13 @@ def settings(grid: list[Axis]) -> list[list[str]]:
 def seeds(grid: list[Axis]) -> tuple[str, ...]:
     """The seed axis's values (none when the grid does not sweep seeds)."""
     return next((a.values for a in grid if a.key == SEED), ())
+
+
+def grid_settings(name: str, scale: str | None) -> list[list[str]] | None:
+    """The settings (override lists, seed excluded) of experiment ``name``'s grid at
+    ``scale``; None when there is no such experiment config or scale to compose."""
+    if scale is None or not (Path(CONF_DIR) / "experiment" / f"{name}.yaml").is_file():
+        return None
+    if not (Path(CONF_DIR) / "scale" / f"{scale}.yaml").is_file():
+        return None
+    return settings(axes(compose_experiment(name, scale)))

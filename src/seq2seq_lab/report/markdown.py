@@ -14,9 +14,9 @@ from typing import Any
 
 from seq2seq_lab.report.aggregate import MeanStd, mean_std, status_counts
 from seq2seq_lab.report.assessment import Assessment
+from seq2seq_lab.report.evidence import P_SIGNIFICANT, RESAMPLES, format_p
 from seq2seq_lab.report.figures import Figures
 from seq2seq_lab.report.runs import Run, Unreadable
-from seq2seq_lab.report.significance import P_SIGNIFICANT
 from seq2seq_lab.report.spec import ExperimentSpec
 
 NOTE_CHARS = 140
@@ -201,52 +201,37 @@ def results_section(report: Assessment) -> list[str]:
     return lines
 
 
-def significance_section(report: Assessment) -> list[str]:
-    lines = ["## Significance (paired bootstrap)", ""]
-    if not report.significance and not report.significance_notes:
+def differences_section(report: Assessment) -> list[str]:
+    lines = ["## Differences across seeds", ""]
+    if not report.differences:
         contrasts = report.spec.contrasts(report.comparison)
-        lines.append(
+        return lines + [
             "No contrast defined for this comparison."
             if not contrasts
-            else "Not run (bootstrap samples = 0)."
-        )
-        return lines
-    if report.significance:
-        metrics = list(dict.fromkeys(r.metric for t in report.significance for r in t.results))
-        header = ["system", "vs baseline", "seeds"]
-        for m in metrics:
-            header += [f"{m} baseline", f"{m} system", f"Δ {m}", f"p ({m})"]
-        rows = []
-        for t in report.significance:
-            row = [t.system.label, t.baseline.label, f"{t.system_seed} / {t.baseline_seed}"]
-            by_metric = {r.metric: r for r in t.results}
-            for m in metrics:
-                r = by_metric.get(m)
-                if r is None:
-                    row += ["—"] * 4
-                    continue
-                star = " *" if r.p_value < P_SIGNIFICANT else ""
-                row += [
-                    f"{r.baseline_score:.2f}",
-                    f"{r.system_score:.2f}",
-                    f"{r.delta:+.2f}",
-                    f"{r.p_value:.4f}{star}",
-                ]
-            rows.append(row)
-        lines += [table(header, rows), ""]
-        lines.append(
-            f"sacrebleu's paired bootstrap resampling (Koehn 2004) on the same test sentences, "
-            f"seed-matched runs (seeds: system / baseline; the lowest seed of each when no seed "
-            f"is shared); * p < {P_SIGNIFICANT}. Identical outputs are reported as p = 1. "
-            "Signature: "
-            + ", ".join(
-                f"`{s}`"
-                for s in dict.fromkeys(r.signature for t in report.significance for r in t.results)
-            )
-        )
-        lines.append("")
-    for note in report.significance_notes:
-        lines.append(f"- {note}")
+            else "No contrast has scored runs on both sides."
+        ]
+    rows = [
+        [
+            d.system,
+            d.baseline,
+            f"{len(d.system_scores)} / {len(d.baseline_scores)}",
+            f"{d.delta:+.2f}",
+            f"[{d.low:+.2f}, {d.high:+.2f}]",
+            format_p(d.p) + (" *" if d.p < P_SIGNIFICANT else ""),
+            "yes" if d.test_sampling else "no",
+        ]
+        for d in report.differences
+    ]
+    header = ["system", "vs baseline", "seeds", "Δ BLEU", "95 % interval", "p", "test sampling"]
+    lines += [table(header, rows), ""]
+    lines.append(
+        "Δ = the system's mean test BLEU over seeds minus the baseline's; its uncertainty adds "
+        "the seed-to-seed variance of both means and the variance over "
+        f"{RESAMPLES} bootstrap resamples of the test sentences (all seeds of both scored on the "
+        'same resampled sentences; "test sampling: no" where a run\'s outputs were missing); '
+        f"two-sided Welch t with Satterthwaite's degrees of freedom; * p < {P_SIGNIFICANT} "
+        "(`seq2seq_lab/report/evidence.py`)."
+    )
     return lines
 
 
@@ -264,12 +249,15 @@ def verdict_section(report: Assessment) -> list[str]:
     if verdict.findings:
         rows = []
         for i, (check, finding) in enumerate(verdict.findings, 1):
-            answer = {True: "holds", False: "fails", None: "lacks data"}[finding.holds]
+            answer = {True: "holds", False: "fails", None: "inconclusive"}[finding.holds]
             rows.append([i, check.label, answer, finding.detail])
         lines += ["**Ours:**", "", table(["#", "check", "result", "numbers used"], rows), ""]
     lines.append(f"**Rule:** {verdict.rule}")
     lines.append("")
     lines.append(f"**Verdict: {verdict.outcome}**")
+    if verdict.gates:
+        lines += ["", "Why the evidence is not enough for a verdict:", ""]
+        lines += [f"- {gate}" for gate in verdict.gates]
     return lines
 
 
@@ -355,7 +343,7 @@ def experiment_markdown(report: Assessment, figures: Figures, out_dir: Path) -> 
     sections = [
         header_section(report),
         results_section(report),
-        significance_section(report),
+        differences_section(report),
         verdict_section(report),
         plots_section(figures, out_dir),
         heatmaps_section(figures, out_dir),

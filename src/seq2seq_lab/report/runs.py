@@ -71,6 +71,11 @@ class Run:
         return int(seed) if seed is not None else None
 
     @property
+    def scale(self) -> str | None:
+        """The scale the run was made at (``scale=`` choice), as results.json records it."""
+        return self.results.get("scale")
+
+    @property
     def overrides(self) -> list[str]:
         return [str(o) for o in self.results.get("overrides") or []]
 

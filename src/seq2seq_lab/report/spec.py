@@ -1,25 +1,31 @@
 """What a report section needs to know about one comparison, and how a verdict is reached.
 
 An :class:`ExperimentSpec` is data plus small functions: how a run's role is read from its
-config (never from the variant string, which is only a label), which pairs are tested for
-significance, which plots carry the finding, and the checks of the verdict rule. The rule is
-the same for every experiment and is printed in each report next to the numbers it used:
+config (never from the variant string, which is only a label), which pairs of variants are
+contrasted, which plots carry the finding, the quality floor and the checks of the verdict
+rule, all declared before any run. The rule is the same for every experiment and is printed in
+each report next to the numbers it used:
 
-- every check answers holds / fails / lacks data, with the numbers it looked at;
-- **reproduced** if every check holds;
-- **partly** if every primary check holds (``partly="primary"``), or if at least one check
-  holds (``partly="any"``);
-- **not reproduced** otherwise;
-- **not enough runs** if a primary check lacks data (``"primary"``), or every check does
-  (``"any"``).
+1. **inconclusive (n seeds)** when a variant has fewer than ``min_seeds`` finished seeds (n:
+   the fewest), or none;
+2. **inconclusive (missing settings)** when a setting of the experiment's grid at the runs'
+   scale has no finished run (named in the report);
+3. **inconclusive (not trained enough)** when a reference variant of the quality floor is below
+   the floor's BLEU at the runs' scale (or the scale has no floor);
+4. otherwise every check answers holds / fails / inconclusive with the numbers it looked at:
+   **reproduced** if every check holds; **partly** if the main check holds and another does
+   not; **not reproduced** if the main check fails; **inconclusive** if the main check is.
+
+Differences between variants are judged across seeds and test sentences
+(``report/evidence.py``); a check never holds on two near-zero scores because of (3).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from seq2seq_lab.report.aggregate import Role, Variant, group_variants
 from seq2seq_lab.report.runs import Run
@@ -27,13 +33,14 @@ from seq2seq_lab.report.runs import Run
 REPRODUCED = "reproduced"
 PARTLY = "partly"
 NOT_REPRODUCED = "not reproduced"
-NOT_ENOUGH = "not enough runs"
+INCONCLUSIVE = "inconclusive"
 NO_RULE = "no rule"
+MIN_SEEDS = 3  # finished seeds per variant before any verdict (comparisons.md asks for 3)
 
 
 @dataclass(frozen=True)
 class Finding:
-    """The answer of one check: ``holds`` is None when the runs lack the data."""
+    """The answer of one check: ``holds`` is None when it is inconclusive (detail says why)."""
 
     holds: bool | None
     detail: str
@@ -41,23 +48,43 @@ class Finding:
 
 @dataclass(frozen=True)
 class Check:
-    """One claim of a published finding, tested on the aggregated runs."""
+    """One claim of a published finding, tested on the aggregated runs; the spec names one
+    ``main`` check, without which the finding is not reproduced at all."""
 
     text: str  # the claim with its threshold, as printed in the report
     test: Callable[[Comparison], Finding]
-    primary: bool = True
+    main: bool = False
 
     @property
     def label(self) -> str:
         """The claim as the report and the README list it."""
-        return self.text + ("" if self.primary else " (secondary)")
+        return self.text + (" (main check)" if self.main else "")
+
+
+@dataclass(frozen=True)
+class QualityFloor:
+    """The reference variants (every variant whose role has these items) must reach ``bleu``
+    at the runs' scale (mean over seeds) before any check counts."""
+
+    reference: Mapping[str, Any]
+    bleu: Mapping[str, float]  # scale name -> BLEU
+    text: str  # the reference in words: "pre-LN with warmup, at every lr and depth"
+
+    def describe(self) -> str:
+        floors = ", ".join(f"{b:g} at `{scale}`" for scale, b in self.bleu.items())
+        return f"{self.text} reaches test BLEU {floors} (mean over seeds)"
 
 
 @dataclass(frozen=True)
 class Verdict:
-    outcome: str
+    outcome: str  # "reproduced", "partly", "not reproduced", "inconclusive (2 seeds)", ...
     rule: str
     findings: tuple[tuple[Check, Finding], ...]
+    gates: tuple[str, ...] = ()  # why the evidence is not there, one line each
+
+    @property
+    def conclusive(self) -> bool:
+        return not self.outcome.startswith(INCONCLUSIVE) and self.outcome != NO_RULE
 
 
 class Plot(Protocol):
@@ -73,65 +100,116 @@ class Plot(Protocol):
 
 @dataclass(frozen=True)
 class ExperimentSpec:
-    """The one home of a comparison's finding: the report prints ``published``, ``expected``
-    and the checks beside the runs' numbers, and ``seq2seq_lab.report.readmes`` renders the
-    same text into the comparison's README."""
+    """The one home of a comparison's finding: the report prints ``published``, ``expected``,
+    the floor and the checks beside the runs' numbers, and ``seq2seq_lab.report.readmes``
+    renders the same text into the comparison's README."""
 
     name: str  # the experiment_name runs record, e.g. "e1_attention"
     title: str
     published: str  # what the papers found (comparisons.md)
     expected: str  # what a faithful small-scale reproduction should show
     role: Callable[[Run], Role]
+    floor: QualityFloor | None = None
     checks: tuple[Check, ...] = ()
-    partly: Literal["primary", "any"] = "primary"
+    min_seeds: int = MIN_SEEDS
     contrasts: Callable[[Comparison], list[tuple[Variant, Variant]]] = lambda c: []
     plots: tuple[Plot, ...] = ()
     order: Callable[[Role], Any] | None = None  # table row order (default: by label)
+
+    def __post_init__(self) -> None:
+        mains = [c for c in self.checks if c.main]
+        if self.checks and len(mains) != 1:
+            raise ValueError(f"{self.name}: {len(mains)} main checks; name exactly one")
+        if self.checks and self.floor is None:
+            raise ValueError(f"{self.name}: a spec with checks needs a quality floor")
 
     def rule_text(self) -> str:
         """The verdict rule in words, numbered like the checks."""
         if not self.checks:
             return "No verdict rule is defined for this comparison."
-        numbered = "; ".join(f"({i}) {c.text}" for i, c in enumerate(self.checks, 1))
+        numbered = "; ".join(f"({i}) {c.label}" for i, c in enumerate(self.checks, 1))
         return f"Checks: {numbered}. {self.outcome_rule()}"
 
     def outcome_rule(self) -> str:
-        """How the checks' answers (numbered from 1) make the verdict, in words."""
-        primary = [str(i) for i, c in enumerate(self.checks, 1) if c.primary]
-        if self.partly == "primary":
-            one = len(primary) == 1
-            partly = f"partly if ({', '.join(primary)}) hold{'s' if one else ''}"
-            lacking = f"not enough runs if ({', '.join(primary)}) lack{'s' if one else ''} data"
-        else:
-            partly = "partly if at least one holds"
-            lacking = "not enough runs if all lack data"
+        """How the evidence and the checks' answers make the verdict, in words."""
+        main = next(i for i, c in enumerate(self.checks, 1) if c.main)
         return (
-            f"Reproduced if every check holds; {partly}; not reproduced otherwise; {lacking}. "
-            "BLEU is the mean over seeds; a diverged run without a test score counts as 0 BLEU, "
-            "a failed run is left out."
+            f"Inconclusive unless every variant has at least {self.min_seeds} finished seeds, "
+            "every setting of the grid was run, and the quality floor holds: "
+            f"{self.floor.describe()}. Then: reproduced if every check holds; partly if "
+            f"({main}) holds; not reproduced if ({main}) fails; inconclusive if ({main}) is. "
+            "A variant's BLEU is the mean over seeds (a diverged run without a test score "
+            "counts 0; a failed or interrupted run counts nowhere); differences are tested "
+            "across seeds and test sentences (report/evidence.py)."
         )
 
     def verdict(self, comparison: Comparison) -> Verdict:
         findings = tuple((check, check.test(comparison)) for check in self.checks)
-        return Verdict(decide(self, [f.holds for _, f in findings]), self.rule_text(), findings)
+        if not self.checks:
+            return Verdict(NO_RULE, self.rule_text(), findings)
+        gates = evidence_gates(self, comparison)
+        if gates:
+            return Verdict(gates[0][0], self.rule_text(), findings, tuple(g for _, g in gates))
+        main = next(f for c, f in findings if c.main)
+        if main.holds is None:
+            outcome = f"{INCONCLUSIVE} (main check)"
+        elif not main.holds:
+            outcome = NOT_REPRODUCED
+        elif all(f.holds for _, f in findings):
+            outcome = REPRODUCED
+        else:
+            outcome = PARTLY
+        return Verdict(outcome, self.rule_text(), findings)
 
 
-def decide(spec: ExperimentSpec, answers: Sequence[bool | None]) -> str:
-    """Apply the rule of the module docstring to the checks' answers (in spec order)."""
-    if not spec.checks:
-        return NO_RULE
-    primary = [a for c, a in zip(spec.checks, answers) if c.primary]
-    if spec.partly == "primary":
-        if any(a is None for a in primary):
-            return NOT_ENOUGH
-        partly = all(primary)
-    else:
-        if all(a is None for a in answers):
-            return NOT_ENOUGH
-        partly = any(a is True for a in answers)
-    if all(a is True for a in answers):
-        return REPRODUCED
-    return PARTLY if partly else NOT_REPRODUCED
+def evidence_gates(spec: ExperimentSpec, comparison: Comparison) -> list[tuple[str, str]]:
+    """(outcome, reason) for each way the runs fall short of a verdict (module docstring,
+    steps 1-3), in that order; [] when the evidence is there."""
+    gates = []
+    finished = {v.label: len({r.seed for r in v.runs if r.finished}) for v in comparison.variants}
+    short = {label: n for label, n in finished.items() if n < spec.min_seeds}
+    if not comparison.variants or short:
+        fewest = min(short.values(), default=0)
+        seeds = "seed" if fewest == 1 else "seeds"
+        gates.append(
+            (
+                f"{INCONCLUSIVE} ({fewest} {seeds})",
+                f"fewer than {spec.min_seeds} finished seeds: "
+                + (", ".join(f"{k} {n}" for k, n in short.items()) or "no runs"),
+            )
+        )
+    missing = comparison.missing_settings()
+    if missing:
+        gates.append(
+            (
+                f"{INCONCLUSIVE} (missing settings)",
+                "no finished run of: " + "; ".join(" ".join(s) for s in missing),
+            )
+        )
+    below = floor_shortfall(spec.floor, comparison)
+    if below:
+        gates.append((f"{INCONCLUSIVE} (not trained enough)", below))
+    return gates
+
+
+def floor_shortfall(floor: QualityFloor | None, comparison: Comparison) -> str | None:
+    """Why the quality floor does not hold (None when it does)."""
+    if floor is None:
+        return None
+    scales = comparison.scales()
+    if len(scales) != 1:
+        return f"runs from scales {sorted(map(str, scales)) or 'not recorded'}: one scale needed"
+    (scale,) = scales
+    if scale not in floor.bleu:
+        return f"no quality floor is stated for scale `{scale}`"
+    references = comparison.select(**floor.reference)
+    if not references:
+        return f"no run of the reference ({floor.text})"
+    low = [v for v in references if v.bleu is None or v.bleu < floor.bleu[scale]]
+    if not low:
+        return None
+    shown = ", ".join(f"{v.label} {'—' if v.bleu is None else f'{v.bleu:.2f}'}" for v in low)
+    return f"below the floor of {floor.bleu[scale]:g} BLEU ({floor.text}): {shown}"
 
 
 @dataclass
@@ -140,6 +218,9 @@ class Comparison:
 
     spec: ExperimentSpec
     runs: list[Run]
+    # The grid's settings (override lists, seed excluded) at the runs' scale, which the
+    # missing-settings gate checks; None skips that gate (unit tests of single checks).
+    grid: list[list[str]] | None = None
     variants: list[Variant] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -163,3 +244,22 @@ class Comparison:
         """The distinct values of a role key across variants (None excluded), sorted."""
         found = {v.role.get(key) for v in self.variants} - {None}
         return sorted(found, key=lambda x: (str(type(x)), x))
+
+    def scales(self) -> set[str | None]:
+        """The scales the runs were made at (None: not recorded)."""
+        return {run.scale for run in self.runs}
+
+    def floor_bleu(self) -> float | None:
+        """The spec's quality floor at the runs' scale (None: no floor or no single scale)."""
+        scales, floor = self.scales(), self.spec.floor
+        if floor is None or len(scales) != 1:
+            return None
+        return floor.bleu.get(next(iter(scales)))
+
+    def missing_settings(self) -> list[list[str]]:
+        """The grid settings no finished run was made with (a run is made with a setting when
+        its recorded overrides include every item of it)."""
+        if self.grid is None:
+            return []
+        made = [set(run.overrides) for run in self.runs if run.finished]
+        return [setting for setting in self.grid if not any(set(setting) <= m for m in made)]

@@ -1,6 +1,6 @@
 """The seven comparisons of comparisons.md as report specs, one module each: a comparison's
 roles (read from each run's resolved config, never from the variant string), its verdict
-checks and thresholds, the contrasts tested for significance and its plots.
+quality floor, checks and thresholds, the contrasts tested across seeds and its plots.
 
 Adding an experiment is one more module with an ``ExperimentSpec`` and one entry in ``SPECS``.
 """

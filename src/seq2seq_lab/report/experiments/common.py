@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from seq2seq_lab.report.aggregate import Role, Variant, bucket_key
+from seq2seq_lab.report.evidence import Difference, difference
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Finding
 
@@ -36,14 +37,37 @@ def lacks(what: str) -> Finding:
     return Finding(None, f"needs {what}")
 
 
-def every(cases: Iterable[tuple[bool, str]], missing: str, prefix: str = "") -> Finding:
+def every(cases: Iterable[tuple[bool | None, str]], missing: str, prefix: str = "") -> Finding:
     """A check over several settings (lr and depth, d_k, model family...): each case is
-    (holds, the numbers it used); the check holds when every case holds and lacks data when
-    no setting had the runs to compare."""
+    (holds or None when that setting lacks the runs, the numbers it used). The check holds when
+    every case holds, and is inconclusive when any setting lacks its runs (named) or when
+    there is no setting at all (``missing`` says what is needed)."""
     cases = list(cases)
     if not cases:
         return lacks(missing)
+    lacking = [d for holds, d in cases if holds is None]
+    if lacking:
+        return Finding(None, prefix + "missing: " + "; ".join(lacking))
     return Finding(all(holds for holds, _ in cases), prefix + "; ".join(d for _, d in cases))
+
+
+def tested(baseline: Variant | None, system: Variant | None) -> Difference | None:
+    """The across-seed test of ``system - baseline`` (report/evidence.py), None when either
+    variant is missing or has no scored run."""
+    if baseline is None or system is None:
+        return None
+    return difference(baseline, system)
+
+
+def monotone(values: Sequence[tuple[Any, float]], rising: bool) -> tuple[bool, list[str]]:
+    """Whether every adjacent pair of (setting, value) moves the stated way, and the pairs that
+    do not (a claim "increasingly with d_k" checks each step, not only the end points)."""
+    broken = [
+        f"{a} -> {b}"
+        for (a, x), (b, y) in zip(values, values[1:])
+        if not ((y > x) if rising else (y < x))
+    ]
+    return not broken, broken
 
 
 def rank(value: Any, ordered: Sequence[Any]) -> int:
@@ -70,8 +94,8 @@ def length_drop(variant: Variant, bucket: str) -> float | None:
 
 
 def drop_larger(worse: Variant | None, others: list[Variant], text: str) -> Finding:
-    """``worse`` loses more BLEU on the longest common bucket than every one of ``others``
-    (those scored by length: a run that was never tested has no buckets)."""
+    """``worse`` loses at least CLEAR BLEU more on the longest common bucket than every one of
+    ``others`` (those scored by length: a run that was never tested has no buckets)."""
     others = [v for v in others if v.bleu_by_length()]
     if worse is None or not worse.bleu_by_length() or not others:
         return lacks(text)
@@ -84,7 +108,7 @@ def drop_larger(worse: Variant | None, others: list[Variant], text: str) -> Find
     detail = f"overall - bucket {bucket}: " + ", ".join(
         f"{k} {bleu_text(d)}" for k, d in drops.items()
     )
-    holds = all(drops[worse.label] > drops[o.label] for o in others)
+    holds = all(drops[worse.label] >= drops[o.label] + CLEAR for o in others)
     return Finding(holds, detail)
 
 

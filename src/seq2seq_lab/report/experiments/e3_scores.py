@@ -8,17 +8,17 @@ from seq2seq_lab.report.experiments.common import (
     SAME,
     SMALL,
     Pairs,
-    bleu_text,
     config_flag,
+    every,
     family_order,
     lacks,
     pair_up,
     rank,
-    with_bleu,
+    tested,
 )
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding
+from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, QualityFloor
 
 
 def _e3_role(run: Run) -> Role:
@@ -38,35 +38,47 @@ def _luong(c: Comparison, score: str, feeding: bool = True) -> Variant | None:
 
 
 def _e3_similar(c: Comparison) -> Finding:
-    group = with_bleu(
-        [_luong(c, "dot"), _luong(c, "general")]
-        + [c.find(family="bahdanau", form=f) for f in ("concat", "separate", "feedforward")]
-    )
-    if len(group) < 2:
-        return lacks("at least two of Luong dot/general and the additive forms")
-    spread = max(v.bleu for v in group) - min(v.bleu for v in group)
-    detail = ", ".join(f"{v.label} {bleu_text(v.bleu)}" for v in group) + f"; spread {spread:.2f}"
-    return Finding(spread <= SAME, detail)
+    base = _luong(c, "general")
+    others = [_luong(c, "dot")] + [
+        c.find(family="bahdanau", form=f) for f in ("concat", "separate", "feedforward")
+    ]
+    others = [v for v in others if v is not None]
+    if base is None or not others:
+        return lacks("Luong general and another of Luong dot and the additive forms")
+    cases = []
+    for other in others:
+        d = tested(base, other)
+        cases.append(
+            (
+                None if d is None else d.about_equal(SAME),
+                f"{other.label} - {base.label} " + (d.text() if d else "—"),
+            )
+        )
+    return every(cases, "Luong general and another score")
 
 
 def _e3_location_worst(c: Comparison) -> Finding:
     location = _luong(c, "location")
-    others = with_bleu(_luong(c, s) for s in ("dot", "general", "concat"))
-    if not with_bleu([location]) or not others:
+    others = [v for v in (_luong(c, s) for s in ("dot", "general", "concat")) if v is not None]
+    if location is None or not others:
         return lacks("Luong location and another global Luong score")
-    detail = f"location {bleu_text(location.bleu)}; " + ", ".join(
-        f"{v.label} {bleu_text(v.bleu)}" for v in others
-    )
-    return Finding(all(location.bleu < v.bleu for v in others), detail)
+    cases = []
+    for other in others:
+        d = tested(other, location)
+        cases.append(
+            (
+                None if d is None else d.worse(),
+                f"location - {other.label} " + (d.text() if d else "—"),
+            )
+        )
+    return every(cases, "Luong location and another global Luong score")
 
 
 def _e3_input_feeding(c: Comparison) -> Finding:
-    fed, unfed = _luong(c, "general"), _luong(c, "general", feeding=False)
-    if not with_bleu([fed]) or not with_bleu([unfed]):
+    d = tested(_luong(c, "general", feeding=False), _luong(c, "general"))
+    if d is None:
         return lacks("Luong general with and without input feeding")
-    gain = fed.bleu - unfed.bleu
-    detail = f"with {bleu_text(fed.bleu)}, without {bleu_text(unfed.bleu)} ({gain:+.2f})"
-    return Finding(gain >= SMALL, detail)
+    return Finding(d.better() and d.delta >= SMALL, f"with - without feeding {d.text()}")
 
 
 def _e3_contrasts(c: Comparison) -> Pairs:
@@ -100,20 +112,27 @@ E3 = ExperimentSpec(
     ),
     checks=(
         Check(
-            f"Luong dot, Luong general and Bahdanau's additive forms are within {SAME:g} BLEU "
-            "of each other (max - min of the means)",
+            "Luong dot and Bahdanau's additive forms are each about equal to Luong general "
+            f"(the 95 % interval of the difference inside ±{SAME:g} BLEU)",
             _e3_similar,
+            main=True,
         ),
         Check(
-            "location-only scoring has the lowest mean BLEU among Luong's global scores",
+            "location-only scoring is worse than every other global Luong score "
+            "(significant at 0.05)",
             _e3_location_worst,
         ),
         Check(
-            f"input feeding raises Luong general's mean BLEU by at least {SMALL:g}",
+            f"input feeding makes Luong general better by at least {SMALL:g} BLEU "
+            "(significant at 0.05)",
             _e3_input_feeding,
         ),
     ),
-    partly="any",
+    floor=QualityFloor(
+        reference={"family": "luong", "score": "general", "window": "global", "feeding": True},
+        bleu={"cpu": 30.0, "real_cpu": 25.0, "full": 25.0},
+        text="Luong general with input feeding",
+    ),
     contrasts=_e3_contrasts,
     plots=(LossCurves(facet=lambda r: r.get("family")), BleuByLength()),
 )

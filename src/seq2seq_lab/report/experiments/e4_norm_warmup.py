@@ -5,17 +5,18 @@ from __future__ import annotations
 
 from seq2seq_lab.report.aggregate import Role
 from seq2seq_lab.report.experiments.common import (
+    CLEAR,
     SAME,
     as_number,
     bleu_text,
     every,
     lacks,
     pair_up,
-    with_bleu,
+    tested,
 )
 from seq2seq_lab.report.plots import GradNormsAtInit, LayerSimilarity, LossCurves
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding
+from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, QualityFloor
 
 
 def has_warmup(run: Run) -> bool | None:
@@ -44,59 +45,60 @@ def _e4_settings(c: Comparison) -> list[tuple[float, int]]:
     return [(lr, layers) for lr in c.values("lr") for layers in c.values("layers")]
 
 
+def _e4_setting(c: Comparison, norm: str, warmup: bool, lr: float, layers: int):
+    return c.find(norm=norm, warmup=warmup, lr=lr, layers=layers)
+
+
 def _e4_post_fails(c: Comparison) -> Finding:
     if not c.values("lr") or not c.values("layers"):
         return lacks("runs with optim.lr and model.encoder_layers")
     lr, layers = max(c.values("lr")), max(c.values("layers"))
-    post = c.find(norm="post", warmup=False, lr=lr, layers=layers)
-    pre = c.find(norm="pre", warmup=False, lr=lr, layers=layers)
-    if not with_bleu([post]):
-        return lacks(f"post-LN without warmup at lr {lr:g}, {layers} layers")
+    post = _e4_setting(c, "post", False, lr, layers)
+    pre = _e4_setting(c, "pre", False, lr, layers)
     where = f"lr {lr:g}, {layers} layers, no warmup: "
-    if post.diverged_fraction > 0:
-        return Finding(True, where + f"post-LN {post.status_text()} (BLEU {bleu_text(post.bleu)})")
-    if not with_bleu([pre]):
-        return lacks(f"pre-LN without warmup at lr {lr:g}, {layers} layers (none diverged)")
-    detail = (
-        where + f"post-LN {bleu_text(post.bleu)} vs pre-LN {bleu_text(pre.bleu)}, none diverged"
-    )
-    return Finding(post.bleu < 0.5 * pre.bleu, detail)
+    d = tested(post, pre)
+    if d is None:
+        return lacks(f"post-LN and pre-LN without warmup at lr {lr:g}, {layers} layers")
+    floor = c.floor_bleu()
+    if floor is None or pre.bleu < floor:
+        # a diverged post-LN run beside an untrained pre-LN one shows nothing about norms
+        return Finding(None, where + f"pre-LN {bleu_text(pre.bleu)} is below the floor")
+    detail = where + f"pre - post {d.text()}; post-LN {post.status_text()}"
+    return Finding(d.clearly_better(CLEAR), detail)
 
 
-def _e4_scored_pairs(c: Comparison, first: Role, second: Role):
-    """(lr, layers, first variant, second variant) at every lr and depth where both have a
-    BLEU for the rules."""
+def _e4_pairs(c: Comparison, first: Role, second: Role):
+    """(lr, layers, first variant or None, second variant or None) at every lr and depth."""
     for lr, layers in _e4_settings(c):
-        a, b = (c.find(**role, lr=lr, layers=layers) for role in (first, second))
-        if with_bleu([a]) and with_bleu([b]):
-            yield lr, layers, a, b
+        yield lr, layers, *(c.find(**role, lr=lr, layers=layers) for role in (first, second))
 
 
 def _e4_pre_needs_no_warmup(c: Comparison) -> Finding:
-    pre_cold, pre_warm = {"norm": "pre", "warmup": False}, {"norm": "pre", "warmup": True}
-    cases = [
-        (
-            cold.diverged_fraction == 0 and cold.bleu >= warm.bleu - SAME,
-            f"lr {lr:g} L{layers}: {bleu_text(cold.bleu)} vs {bleu_text(warm.bleu)}"
-            + (" (diverged)" if cold.diverged_fraction else ""),
-        )
-        for lr, layers, cold, warm in _e4_scored_pairs(c, pre_cold, pre_warm)
-    ]
-    missing = "pre-LN with and without warmup at one lr and depth"
-    return every(cases, missing, "pre-LN no warmup vs warmup: ")
+    cases = []
+    for lr, layers, cold, warm in _e4_pairs(
+        c, {"norm": "pre", "warmup": False}, {"norm": "pre", "warmup": True}
+    ):
+        d = tested(warm, cold)
+        where = f"lr {lr:g} L{layers}: "
+        if d is None:
+            cases.append((None, where + "pre-LN with and without warmup"))
+            continue
+        holds = cold.diverged_fraction == 0 and (d.about_equal(SAME) or d.better())
+        diverged = f" ({cold.status_text()})" if cold.diverged_fraction else ""
+        cases.append((holds, where + f"without - with warmup {d.text()}{diverged}"))
+    return every(cases, "pre-LN with and without warmup at one lr and depth", "pre-LN: ")
 
 
 def _e4_post_matches_pre(c: Comparison) -> Finding:
-    post_warm, pre_warm = {"norm": "post", "warmup": True}, {"norm": "pre", "warmup": True}
-    cases = [
-        (
-            abs(post.bleu - pre.bleu) <= SAME,
-            f"lr {lr:g} L{layers}: {bleu_text(post.bleu)} vs {bleu_text(pre.bleu)}",
-        )
-        for lr, layers, post, pre in _e4_scored_pairs(c, post_warm, pre_warm)
-    ]
-    missing = "post-LN and pre-LN with warmup at one lr and depth"
-    return every(cases, missing, "with warmup, post-LN vs pre-LN: ")
+    cases = []
+    for lr, layers, post, pre in _e4_pairs(
+        c, {"norm": "post", "warmup": True}, {"norm": "pre", "warmup": True}
+    ):
+        d = tested(pre, post)
+        where = f"lr {lr:g} L{layers}: "
+        text = where + (f"post - pre {d.text()}" if d else "post-LN and pre-LN with warmup")
+        cases.append((None if d is None else d.about_equal(SAME), text))
+    return every(cases, "post-LN and pre-LN with warmup at one lr and depth", "with warmup: ")
 
 
 def _e4_depth(c: Comparison) -> Finding:
@@ -104,16 +106,16 @@ def _e4_depth(c: Comparison) -> Finding:
     if len(depths) < 2 or not c.values("lr"):
         return lacks("two depths")
     lr = max(c.values("lr"))
-    shallow = c.find(norm="post", warmup=False, lr=lr, layers=depths[0])
-    deep = c.find(norm="post", warmup=False, lr=lr, layers=depths[-1])
-    if not with_bleu([shallow]) or not with_bleu([deep]):
+    shallow = _e4_setting(c, "post", False, lr, depths[0])
+    deep = _e4_setting(c, "post", False, lr, depths[-1])
+    d = tested(shallow, deep)
+    if d is None:
         return lacks(f"post-LN without warmup at lr {lr:g} at {depths[0]} and {depths[-1]} layers")
-    worse = deep.bleu < shallow.bleu or deep.diverged_fraction > shallow.diverged_fraction
     detail = (
-        f"post-LN no warmup, lr {lr:g}: L{depths[0]} {bleu_text(shallow.bleu)} "
-        f"({shallow.status_text()}), L{depths[-1]} {bleu_text(deep.bleu)} ({deep.status_text()})"
+        f"post-LN no warmup, lr {lr:g}: L{depths[-1]} - L{depths[0]} {d.text()} "
+        f"(L{depths[0]} {shallow.status_text()}, L{depths[-1]} {deep.status_text()})"
     )
-    return Finding(worse, detail)
+    return Finding(d.worse(), detail)
 
 
 def _e4_line(role: Role) -> str:
@@ -144,26 +146,33 @@ E4 = ExperimentSpec(
     ),
     checks=(
         Check(
-            "post-LN without warmup at the highest lr and greatest depth fails: a run "
-            "diverged, or its mean BLEU is below half of pre-LN's in the same setting",
+            "without warmup at the highest lr and greatest depth, pre-LN is clearly better "
+            f"than post-LN (at least {CLEAR:g} BLEU, significant at 0.05; a diverged run "
+            "counts 0), and pre-LN there reaches the quality floor",
             _e4_post_fails,
+            main=True,
         ),
         Check(
             "pre-LN trains without warmup: at every lr and depth none of its runs diverged "
-            f"and its mean BLEU is at least pre-LN-with-warmup's minus {SAME:g}",
+            "and it is about equal to pre-LN with warmup (95 % interval inside "
+            f"±{SAME:g} BLEU) or better (significant at 0.05)",
             _e4_pre_needs_no_warmup,
         ),
         Check(
-            f"with warmup, post-LN and pre-LN are within {SAME:g} BLEU at every lr and depth",
+            "with warmup, post-LN and pre-LN are about equal at every lr and depth (95 % "
+            f"interval inside ±{SAME:g} BLEU)",
             _e4_post_matches_pre,
-            primary=False,
         ),
         Check(
-            "post-LN without warmup at the highest lr gets worse with depth: lower mean BLEU or "
-            "more diverged runs at the greatest depth than at the smallest",
+            "post-LN without warmup at the highest lr is worse at the greatest depth than at "
+            "the smallest (significant at 0.05; a diverged run counts 0)",
             _e4_depth,
-            primary=False,
         ),
+    ),
+    floor=QualityFloor(
+        reference={"norm": "pre", "warmup": True},
+        bleu={"cpu": 30.0, "real_cpu": 20.0, "full": 25.0},
+        text="pre-LN with warmup, at every lr and depth",
     ),
     contrasts=lambda c: [
         pair

@@ -4,17 +4,20 @@ model.attention.scale x d_k = model.d_model / model.heads."""
 from __future__ import annotations
 
 from seq2seq_lab.report.aggregate import Role, Variant, mean_std
+from seq2seq_lab.report.evidence import Difference
 from seq2seq_lab.report.experiments.common import (
+    CLEAR,
     as_number,
     config_flag,
     every,
     lacks,
+    monotone,
     pair_up,
-    with_bleu,
+    tested,
 )
 from seq2seq_lab.report.plots import EntropyVsDk, LossCurves
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding
+from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, QualityFloor
 
 
 def _e5_role(run: Run) -> Role:
@@ -41,45 +44,52 @@ def _e5_pairs(c: Comparison) -> list[tuple[int, Variant | None, Variant | None]]
 
 
 def _e5_entropy_lower(c: Comparison) -> Finding:
-    def cases():
-        for dk, scaled, unscaled in _e5_pairs(c):
-            if scaled is None or unscaled is None:
-                continue
-            s, u = first_entropy(scaled), first_entropy(unscaled)
-            if s is not None and u is not None:
-                yield u < s, f"d_k {dk}: scaled {s:.3f}, unscaled {u:.3f}"
-
+    cases = []
+    for dk, scaled, unscaled in _e5_pairs(c):
+        s, u = (None if v is None else first_entropy(v) for v in (scaled, unscaled))
+        if s is None or u is None:
+            cases.append((None, f"d_k {dk}: entropy of both"))
+        else:
+            cases.append((u < s, f"d_k {dk}: scaled {s:.3f}, unscaled {u:.3f}"))
     missing = "attention entropy (diagnostics/validation.jsonl) with and without scaling"
-    return every(cases(), missing, "entropy (nats): ")
+    return every(cases, missing, "entropy (nats): ")
 
 
 def _e5_entropy_falls(c: Comparison) -> Finding:
-    points = [(dk, first_entropy(u)) for dk, _, u in _e5_pairs(c) if u is not None]
-    points = [(dk, e) for dk, e in points if e is not None]
+    points = [(dk, None if u is None else first_entropy(u)) for dk, _, u in _e5_pairs(c)]
     if len(points) < 2:
         return lacks("unscaled attention entropy at two values of d_k")
-    falls = all(b[1] < a[1] for a, b in zip(points, points[1:]))
-    return Finding(falls, "unscaled: " + ", ".join(f"d_k {dk} {e:.3f}" for dk, e in points))
+    lacking = [f"d_k {dk}" for dk, e in points if e is None]
+    if lacking:
+        return Finding(None, "unscaled entropy missing at " + ", ".join(lacking))
+    falls, broken = monotone([(f"d_k {dk}", e) for dk, e in points], rising=False)
+    detail = "unscaled: " + ", ".join(f"d_k {dk} {e:.3f}" for dk, e in points)
+    return Finding(falls, detail + (f"; does not fall at {', '.join(broken)}" if broken else ""))
 
 
-def _e5_gaps(c: Comparison) -> list[tuple[int, float]]:
-    return [(dk, s.bleu - u.bleu) for dk, s, u in _e5_pairs(c) if with_bleu([s]) and with_bleu([u])]
+def _e5_differences(c: Comparison) -> list[tuple[int, Difference | None]]:
+    """scaled - unscaled at each d_k, in d_k order."""
+    return [(dk, tested(u, s)) for dk, s, u in _e5_pairs(c)]
 
 
 def _e5_worse_at_largest(c: Comparison) -> Finding:
-    gaps = _e5_gaps(c)
-    if not gaps:
-        return lacks("scaled and unscaled runs at one d_k")
-    dk, gap = gaps[-1]
-    return Finding(gap > 0, f"d_k {dk}: scaled - unscaled BLEU {gap:+.2f}")
+    found = _e5_differences(c)
+    if not found or found[-1][1] is None:
+        return lacks("scaled and unscaled runs at the largest d_k")
+    dk, d = found[-1]
+    return Finding(d.clearly_better(CLEAR), f"d_k {dk}: scaled - unscaled {d.text()}")
 
 
 def _e5_gap_grows(c: Comparison) -> Finding:
-    gaps = _e5_gaps(c)
-    if len(gaps) < 2:
+    found = _e5_differences(c)
+    if len(found) < 2:
         return lacks("scaled and unscaled runs at two values of d_k")
-    detail = "scaled - unscaled BLEU: " + ", ".join(f"d_k {dk} {g:+.2f}" for dk, g in gaps)
-    return Finding(gaps[-1][1] > gaps[0][1], detail)
+    lacking = [f"d_k {dk}" for dk, d in found if d is None]
+    if lacking:
+        return Finding(None, "scaled and unscaled runs missing at " + ", ".join(lacking))
+    grows, broken = monotone([(f"d_k {dk}", d.delta) for dk, d in found], rising=True)
+    detail = "scaled - unscaled: " + ", ".join(f"d_k {dk} {d.delta:+.2f}" for dk, d in found)
+    return Finding(grows, detail + (f"; does not grow at {', '.join(broken)}" if broken else ""))
 
 
 E5 = ExperimentSpec(
@@ -103,18 +113,26 @@ E5 = ExperimentSpec(
             "is lower than the scaled model's",
             _e5_entropy_lower,
         ),
-        Check("the unscaled model's entropy falls as d_k grows", _e5_entropy_falls, primary=False),
         Check(
-            "at the largest d_k the unscaled model's mean BLEU is below the scaled one's",
-            _e5_worse_at_largest,
+            "the unscaled model's entropy falls at every step up in d_k",
+            _e5_entropy_falls,
         ),
         Check(
-            "the BLEU gap (scaled - unscaled) is larger at the largest d_k than at the smallest",
+            "at the largest d_k the scaled model is clearly better than the unscaled one (at "
+            f"least {CLEAR:g} BLEU, significant at 0.05)",
+            _e5_worse_at_largest,
+            main=True,
+        ),
+        Check(
+            "the BLEU gap (scaled - unscaled) grows at every step up in d_k",
             _e5_gap_grows,
-            primary=False,
         ),
     ),
-    partly="any",
+    floor=QualityFloor(
+        reference={"scale": True},
+        bleu={"cpu": 30.0, "real_cpu": 20.0, "full": 25.0},
+        text="the scaled model, at every d_k",
+    ),
     contrasts=lambda c: [pair for _, s, u in _e5_pairs(c) for pair in pair_up(s, [u])],
     plots=(
         EntropyVsDk(

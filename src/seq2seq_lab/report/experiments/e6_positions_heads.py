@@ -8,20 +8,21 @@ from collections.abc import Callable
 from typing import Any
 
 from seq2seq_lab.report.aggregate import Role, Variant
+from seq2seq_lab.report.evidence import Difference
 from seq2seq_lab.report.experiments.common import (
     CLEAR,
     SAME,
     SMALL,
     Pairs,
-    bleu_text,
+    every,
     lacks,
     pair_up,
     rank,
-    with_bleu,
+    tested,
 )
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding
+from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, QualityFloor
 
 
 def _e6_role(run: Run) -> Role:
@@ -44,23 +45,25 @@ def _e6(c: Comparison, **change: Any) -> Variant | None:
 
 
 def _e6_compare(
-    c: Comparison, change: dict, text: str, holds: Callable[[float, float], bool]
+    c: Comparison, change: dict, text: str, holds: Callable[[Difference], bool]
 ) -> Finding:
-    base, other = _e6(c), _e6(c, **change)
-    if not with_bleu([base]) or not with_bleu([other]):
+    d = tested(_e6(c), _e6(c, **change))
+    if d is None:
         return lacks(f"the base model and {text}")
-    detail = f"{other.label} {bleu_text(other.bleu)} vs {base.label} {bleu_text(base.bleu)}"
-    return Finding(holds(other.bleu, base.bleu), detail)
+    return Finding(holds(d), f"{text} - base {d.text()}")
 
 
 def _e6_none_worst(c: Comparison) -> Finding:
-    none, base = _e6(c, positions="none"), _e6(c)
-    others = [v for v in with_bleu(c.variants) if v is not none]
-    if not with_bleu([none]) or not with_bleu([base]):
-        return lacks("the base model and a model without positions")
-    lowest = all(none.bleu < v.bleu for v in others)
-    detail = f"no positions {bleu_text(none.bleu)}, base {bleu_text(base.bleu)}; lowest: {lowest}"
-    return Finding(lowest and none.bleu <= base.bleu - CLEAR, detail)
+    none = _e6(c, positions="none")
+    others = [v for v in c.variants if v is not none]
+    if none is None or not others:
+        return lacks("a model without positions and another model")
+    cases = []
+    for other in others:
+        d = tested(none, other)
+        text = f"{other.label} - no positions " + (d.text() if d else "—")
+        cases.append((None if d is None else d.clearly_better(CLEAR), text))
+    return every(cases, "a model without positions and another model")
 
 
 def _e6_contrasts(c: Comparison) -> Pairs:
@@ -88,36 +91,41 @@ E6 = ExperimentSpec(
     ),
     checks=(
         Check(
-            f"the model without positions has the lowest mean BLEU, at least {CLEAR:g} below "
-            "the base (sinusoidal, ReLU, the common head count)",
+            "every other model is clearly better than the model without positions (at least "
+            f"{CLEAR:g} BLEU, significant at 0.05)",
             _e6_none_worst,
+            main=True,
         ),
         Check(
-            f"learned positions are within {SAME:g} BLEU of sinusoidal",
+            "learned positions are about equal to sinusoidal (95 % interval inside "
+            f"±{SAME:g} BLEU)",
             lambda c: _e6_compare(
-                c, {"positions": "learned"}, "learned positions", lambda o, b: abs(o - b) <= SAME
+                c, {"positions": "learned"}, "learned", lambda d: d.about_equal(SAME)
             ),
-            primary=False,
         ),
         Check(
-            f"relative positions are at least sinusoidal's mean BLEU minus {SMALL:g}",
+            f"relative positions are not worse than sinusoidal by more than {SMALL:g} BLEU "
+            "(the 95 % interval's lower end above that)",
             lambda c: _e6_compare(
-                c, {"positions": "relative"}, "relative positions", lambda o, b: o >= b - SMALL
+                c, {"positions": "relative"}, "relative", lambda d: d.low >= -SMALL
             ),
-            primary=False,
         ),
         Check(
-            f"a single head is at least {SMALL:g} BLEU below the base",
-            lambda c: _e6_compare(c, {"heads": 1}, "a single head", lambda o, b: o <= b - SMALL),
-            primary=False,
-        ),
-        Check(
-            f"SiLU is within {SAME:g} BLEU of ReLU",
+            f"a single head is worse than the base by at least {SMALL:g} BLEU (significant "
+            "at 0.05)",
             lambda c: _e6_compare(
-                c, {"activation": "silu"}, "SiLU", lambda o, b: abs(o - b) <= SAME
+                c, {"heads": 1}, "one head", lambda d: d.worse() and d.delta <= -SMALL
             ),
-            primary=False,
         ),
+        Check(
+            f"SiLU is about equal to ReLU (95 % interval inside ±{SAME:g} BLEU)",
+            lambda c: _e6_compare(c, {"activation": "silu"}, "SiLU", lambda d: d.about_equal(SAME)),
+        ),
+    ),
+    floor=QualityFloor(
+        reference={"positions": "sinusoidal", "activation": "relu"},
+        bleu={"cpu": 30.0, "real_cpu": 20.0, "full": 25.0},
+        text="the sinusoidal ReLU models (the base, at every head count)",
     ),
     contrasts=_e6_contrasts,
     plots=(LossCurves(), BleuByLength()),

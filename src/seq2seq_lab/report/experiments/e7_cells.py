@@ -7,17 +7,16 @@ from seq2seq_lab.report.experiments.common import (
     CLEAR,
     MIN_BUCKET_SENTENCES,
     SAME,
-    bleu_text,
     drop_larger,
     every,
     family_order,
     pair_up,
     rank,
-    with_bleu,
+    tested,
 )
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding
+from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, QualityFloor
 
 CELLS = ("rnn", "gru", "lstm")  # table order
 
@@ -39,15 +38,13 @@ def _e7_families(c: Comparison) -> list[tuple[str, Variant | None, Variant | Non
 
 
 def _e7_rnn_worst(c: Comparison) -> Finding:
-    cases = [
-        (
-            all(rnn.bleu <= g.bleu - CLEAR for g in gated),
-            f"{family}: rnn {bleu_text(rnn.bleu)}, "
-            + ", ".join(f"{g.role['cell']} {bleu_text(g.bleu)}" for g in gated),
-        )
-        for family, rnn, gru, lstm in _e7_families(c)
-        if with_bleu([rnn]) and (gated := with_bleu([gru, lstm]))
-    ]
+    cases = []
+    for family, rnn, gru, lstm in _e7_families(c):
+        for gated in (gru, lstm):
+            d = tested(rnn, gated)
+            cell = "a gated cell" if gated is None else gated.role["cell"]
+            text = f"{family}: {cell} - rnn " + (d.text() if d else "—")
+            cases.append((None if d is None else d.clearly_better(CLEAR), text))
     return every(cases, "a vanilla RNN and a gated cell in one family")
 
 
@@ -57,19 +54,16 @@ def _e7_rnn_long(c: Comparison) -> Finding:
         (family, drop_larger(rnn, [v for v in (gru, lstm) if v is not None], pair))
         for family, rnn, gru, lstm in _e7_families(c)
     ]
-    cases = [(f.holds, f"{family}: {f.detail}") for family, f in findings if f.holds is not None]
+    cases = [(f.holds, f"{family}: {f.detail}") for family, f in findings]
     return every(cases, f"{pair} scored on a bucket of >= {MIN_BUCKET_SENTENCES} long sentences")
 
 
 def _e7_gru_lstm(c: Comparison) -> Finding:
-    cases = [
-        (
-            abs(gru.bleu - lstm.bleu) <= SAME,
-            f"{f}: gru {bleu_text(gru.bleu)}, lstm {bleu_text(lstm.bleu)}",
-        )
-        for f, _, gru, lstm in _e7_families(c)
-        if with_bleu([gru]) and with_bleu([lstm])
-    ]
+    cases = []
+    for family, _, gru, lstm in _e7_families(c):
+        d = tested(lstm, gru)
+        text = f"{family}: gru - lstm " + (d.text() if d else "—")
+        cases.append((None if d is None else d.about_equal(SAME), text))
     return every(cases, "GRU and LSTM in one family")
 
 
@@ -85,19 +79,26 @@ E7 = ExperimentSpec(
     order=lambda r: (family_order(r), rank(r.get("cell"), CELLS)),
     checks=(
         Check(
-            f"in every family the vanilla RNN's mean BLEU is at least {CLEAR:g} below GRU's "
-            "and LSTM's",
+            "in every family GRU and LSTM are each clearly better than the vanilla RNN (at "
+            f"least {CLEAR:g} BLEU, significant at 0.05)",
             _e7_rnn_worst,
+            main=True,
         ),
         Check(
-            "in every family the vanilla RNN loses more BLEU from its overall score to the "
-            f"longest length bucket (>= {MIN_BUCKET_SENTENCES} sentences) than GRU and LSTM",
+            f"in every family the vanilla RNN loses at least {CLEAR:g} BLEU more from its "
+            f"overall score to the longest length bucket (>= {MIN_BUCKET_SENTENCES} sentences) "
+            "than GRU and LSTM (means over seeds)",
             _e7_rnn_long,
-            primary=False,
         ),
         Check(
-            f"in every family GRU and LSTM are within {SAME:g} BLEU", _e7_gru_lstm, primary=False
+            f"in every family GRU and LSTM are about equal (95 % interval inside ±{SAME:g} BLEU)",
+            _e7_gru_lstm,
         ),
+    ),
+    floor=QualityFloor(
+        reference={"cell": "lstm"},
+        bleu={"cpu": 30.0, "real_cpu": 20.0, "full": 20.0},
+        text="the LSTM, in every family",
     ),
     contrasts=lambda c: [
         pair for _, rnn, gru, lstm in _e7_families(c) for pair in pair_up(lstm, [rnn, gru])
