@@ -1,18 +1,22 @@
-"""Recorded paths name no directory of the machine (seq2seq_lab/portable_paths.py): the rule
-and results.json of a real run."""
+"""Recorded paths name no directory of the machine (seq2seq_lab/portable_paths.py): the rule,
+results.json of a real run, and a report of runs recorded with absolute paths."""
 
 from __future__ import annotations
 
+import csv
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import compose_config, tiny_overrides
+from report_support import corpus, translate, write_run
 
 from seq2seq_lab.config import REPOSITORY
 from seq2seq_lab.pipeline import train
 from seq2seq_lab.portable_paths import portable_path, portable_record
+from seq2seq_lab.report.generate import generate_report
 
 SIBLING_DATA = REPOSITORY.parent / "shared" / "data" / "multi30k"  # beside the checkout
 
@@ -148,3 +152,66 @@ def test_a_real_runs_results_json_holds_no_absolute_path(tmp_path, tmp_path_fact
     # a recorded name still leads to the file, from the run's directory
     best = on_disk["training"]["best_checkpoint"]
     assert (run_dir / best.removeprefix("${paths.output_dir}/")).is_file()
+
+
+# ---------------------------------------------------------------------------- the report
+def old_sweep(root: Path, cache: Path) -> None:
+    """An E1 sweep whose results.json name this machine's directories (as written before
+    portable paths): 2 families x 2 seeds, with test texts and a heatmap each."""
+    root.mkdir(parents=True)
+    (root / "multirun.yaml").write_text("hydra: {}\n")
+    sources, references = corpus(n=60)
+    jobs = [(f, s) for f in ("seq2seq", "bahdanau") for s in (1, 2)]
+    for num, (family, seed) in enumerate(jobs):
+        run_dir = write_run(
+            root / str(num),
+            experiment="e1_attention",
+            variant=family,
+            family=family,
+            seed=seed,
+            texts=(sources, references, translate(references, 0.3, seed=seed)),
+            heatmap=True,
+        )
+        record = json.loads((run_dir / "results.json").read_text())
+        absolute = str(run_dir.absolute())
+        record["run_dir"] = absolute
+        record["overrides"] = [f"model={family}", f"seed={seed}", f"data.root={SIBLING_DATA}"]
+        record["overrides"].append(f"paths.cache_dir={cache}")
+        record["config"]["paths"] = {"output_dir": absolute, "cache_dir": str(cache)}
+        record["config"]["data"] = {"root": str(SIBLING_DATA), "cache_dir": str(cache)}
+        record["config"]["trainer"]["default_root_dir"] = absolute
+        record["config"]["callbacks"] = {"model_checkpoint": {"dirpath": f"{absolute}/checkpoints"}}
+        record["config"]["logger"] = {"csv": {"save_dir": absolute}}
+        record["training"]["best_checkpoint"] = f"{absolute}/checkpoints/best.ckpt"
+        (run_dir / "results.json").write_text(json.dumps(record))  # not through write_results
+
+
+def test_a_report_of_runs_recorded_with_absolute_paths_names_none(tmp_path):
+    sweep = (tmp_path / "multirun" / "e1").absolute()  # given absolute on the command line
+    old_sweep(sweep, cache=tmp_path / "cache")
+    assert str(tmp_path) in (sweep / "0" / "results.json").read_text()
+    generated = generate_report(sweep, tmp_path / "report", bootstrap_samples=50)
+    assert generated.failed == {}
+    (report,) = generated.reports
+    written = [report.path, report.path.parent / "runs.csv", generated.index]
+    for path in written:
+        text = path.read_text(encoding="utf-8")
+        for machine in (str(tmp_path), str(SIBLING_DATA), os.path.realpath(tmp_path)):
+            assert machine not in text, f"{path.name} names {machine}"
+    with open(report.path.parent / "runs.csv", encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 4
+    for row in rows:
+        assert row["config.paths.output_dir"] == "${paths.output_dir}"
+        assert row["config.trainer.default_root_dir"] == "${paths.output_dir}"
+        assert row["config.callbacks.model_checkpoint.dirpath"] == "${paths.output_dir}/checkpoints"
+        assert row["config.logger.csv.save_dir"] == "${paths.output_dir}"
+        assert row["config.paths.cache_dir"] == "${paths.cache_dir}"
+        assert row["config.data.root"] == "../shared/data/multi30k"
+    markdown = report.path.read_text(encoding="utf-8")
+    assert "data.root=../shared/data/multi30k" in markdown  # the rebuilt command
+    assert "# 4 runs in e1" in markdown  # the sweep given absolute: its name
+    assert "differ in more than the seed" not in markdown  # each run's own dir is alike
+    # the runs' files were still found where they lie: significance and heatmaps
+    assert report.assessment.significance
+    assert len(report.figures.heatmaps) == 2
