@@ -19,7 +19,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from seq2seq_lab.errors import ConfigError, UserError
 
-CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
+# The checkout: conf/ beside src/ (recorded paths are written relative to it: portable_paths)
+REPOSITORY = Path(__file__).resolve().parents[2]
+CONF_DIR = str(REPOSITORY / "conf")
 
 
 def run_stamp() -> str:

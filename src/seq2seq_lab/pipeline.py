@@ -67,7 +67,7 @@ def build_module(cfg: DictConfig, datamodule: Any) -> Seq2SeqModule:
 def checkpoint_run_config(cfg: DictConfig) -> dict[str, Any]:
     """The run config kept in checkpoints: the resolved config with ``data.root`` made
     absolute, so that eval and translate find the data from any working directory
-    (results.json keeps the config as given, free of this machine's paths)."""
+    (results.json names its paths portably instead: ``seq2seq_lab.portable_paths``)."""
     run_config = to_plain(cfg)
     data = run_config.get("data") or {}
     if data.get("root") is not None:

@@ -5,7 +5,9 @@ and their sacrebleu signature, the seed, timings, versions and hardware. Statuse
 "completed" and "diverged" (:data:`FINISHED`: the run ended by itself, with a result), "failed"
 (an error: ``error`` holds it) and "interrupted" (stopped from outside by a signal, named in
 ``status_reason``; resume it or run it again). Writing is atomic (:func:`seq2seq_lab.atomic.write_text`)
-so a sweep's report never reads half a file.
+so a sweep's report never reads half a file. Paths are written portably, free of the machine's
+directories (:mod:`seq2seq_lab.portable_paths`: ``${paths.output_dir}/checkpoints``,
+``../shared/data/multi30k``...), so the record can be committed as it is.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq_lab.atomic import write_text
+from seq2seq_lab.portable_paths import portable_record
 
 STATUSES = ("completed", "diverged", "failed", "interrupted")
 FINISHED = ("completed", "diverged")
@@ -33,9 +36,11 @@ def _clean(value: Any) -> Any:
 
 
 def write_results(path: str | Path, results: dict[str, Any]) -> Path:
+    """Write ``results`` to ``path`` (the run's directory is the file's), paths made portable."""
     if results.get("status") not in STATUSES:
         raise ValueError(f"results status must be one of {STATUSES}, got {results.get('status')!r}")
-    return write_text(path, json.dumps(_clean(results), indent=2, sort_keys=False) + "\n")
+    record = portable_record(results, run_dir=Path(path).parent.absolute())
+    return write_text(path, json.dumps(_clean(record), indent=2, sort_keys=False) + "\n")
 
 
 def read_results(path: str | Path) -> dict[str, Any]:

@@ -147,8 +147,10 @@ class Variant:
 
     def config_differences(self) -> list[str]:
         """Config keys (flattened) on which this variant's runs disagree, beyond the seed (and
-        seeds that follow it), the paths and the run's own directory: non-empty means runs of
-        different settings were pooled (e.g. two sweeps with other sizes under one label)."""
+        seeds that follow it) and the paths: non-empty means runs of different settings were
+        pooled (e.g. two sweeps with other sizes under one label). A path under the run's own
+        directory is recorded alike by every run (``${paths.output_dir}/...``, see
+        ``seq2seq_lab.portable_paths``), so it never differs."""
         from seq2seq_lab.pipeline import flatten
 
         flat = [(run, flatten(run.config)) for run in self.runs if run.config]
@@ -157,23 +159,13 @@ class Variant:
         for key in keys:
             if key == "seed" or key.startswith("paths."):
                 continue
-            values = {
-                repr(f.get(key))
-                for run, f in flat
-                if not _is_run_path(f.get(key), run) and not _is_run_seed(key, f.get(key), run)
-            }
+            values = {repr(f.get(key)) for run, f in flat if not _is_run_seed(key, f.get(key), run)}
             if len(values) > 1:
                 differing.append(key)
         return differing
 
     def describe_role(self) -> str:
         return ", ".join(f"{k}={_show(v)}" for k, v in self.role.items() if v is not None)
-
-
-def _is_run_path(value: Any, run: Run) -> bool:
-    """A config value naming the run's own directory (checkpoint dir, logger dir...)."""
-    own = {str(run.path), str(run.results.get("run_dir") or run.path)}
-    return isinstance(value, str) and any(value.startswith(d) for d in own)
 
 
 def _is_run_seed(key: str, value: Any, run: Run) -> bool:

@@ -6,6 +6,9 @@ what the pipeline and callbacks leave beside it: ``{hypotheses,references,source
 ``diagnostics/validation.jsonl`` (TransformerDiagnostics) and ``attention/step*/val*.png``.
 Everything but results.json is optional, and results.json itself may be partial (a failed run
 records little), so every accessor here answers ``None`` or an empty value rather than raising.
+A run's files are found where its results.json lies (``Run.path``), never through a path it
+records: those are read portably (:mod:`seq2seq_lab.portable_paths`), so the report of runs
+recorded with absolute paths names none either.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 import hydra.utils
 
 from seq2seq_lab.errors import UserError
+from seq2seq_lab.portable_paths import portable_record
 from seq2seq_lab.results import FINISHED
 
 RESULTS_FILE = "results.json"
@@ -248,5 +252,5 @@ def find_runs(root: str | Path, exclude: Path | None = None) -> tuple[list[Run],
         if not isinstance(results, dict):
             unreadable.append(Unreadable(path, "not a JSON object"))
             continue
-        runs.append(Run(path=path.parent, results=results))
+        runs.append(Run(path=path.parent, results=portable_record(results, path.parent.absolute())))
     return runs, unreadable
