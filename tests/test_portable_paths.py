@@ -190,7 +190,7 @@ def test_a_report_of_runs_recorded_with_absolute_paths_names_none(tmp_path):
     sweep = (tmp_path / "multirun" / "e1").absolute()  # given absolute on the command line
     old_sweep(sweep, cache=tmp_path / "cache")
     assert str(tmp_path) in (sweep / "0" / "results.json").read_text()
-    generated = generate_report(sweep, tmp_path / "report", bootstrap_samples=50)
+    generated = generate_report(sweep, tmp_path / "report")
     assert generated.failed == {}
     (report,) = generated.reports
     written = [report.path, report.path.parent / "runs.csv", generated.index]
@@ -212,6 +212,7 @@ def test_a_report_of_runs_recorded_with_absolute_paths_names_none(tmp_path):
     assert "data.root=../shared/data/multi30k" in markdown  # the rebuilt command
     assert "# 4 runs in e1" in markdown  # the sweep given absolute: its name
     assert "differ in more than the seed" not in markdown  # each run's own dir is alike
-    # the runs' files were still found where they lie: significance and heatmaps
-    assert report.assessment.significance
+    # the runs' files were still found where they lie: test outputs and heatmaps
+    assert report.assessment.differences
+    assert all(d.test_sampling for d in report.assessment.differences)
     assert len(report.figures.heatmaps) == 2
