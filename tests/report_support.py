@@ -211,7 +211,16 @@ def transformer_diagnostics(layers: int, post: bool) -> tuple[dict, list[dict]]:
     return norms, records
 
 
-def entropy_records(value: float) -> list[dict]:
-    """Validation records whose every head has entropy ``value`` (mean = value)."""
-    entropy = {k: [[value, value]] for k in ("encoder.self_attn", "decoder.cross_attn")}
-    return [{"step": 10, "similarity": {"encoder": [], "decoder": []}, "entropy": entropy}]
+def entropy_records(value: float, validated: float | None = None) -> list[dict]:
+    """TransformerDiagnostics' records: at init (step 0) every head has entropy ``value``
+    (mean = value), after the validation at step 10 ``validated`` (default: ``value``)."""
+
+    def record(step: int, when: str, h: float) -> dict:
+        entropy = {k: [[h, h]] for k in ("encoder.self_attn", "decoder.cross_attn")}
+        similarity = {"encoder": [], "decoder": []}
+        return {"step": step, "when": when, "similarity": similarity, "entropy": entropy}
+
+    return [
+        record(0, "init", value),
+        record(10, "validation", value if validated is None else validated),
+    ]

@@ -6,9 +6,12 @@ from pathlib import Path
 
 import hydra.utils
 import pytest
+import torch
 from conftest import CONF_DIR, FAMILIES, compose_config
 
 from seq2seq_lab.config import instantiate
+from seq2seq_lab.models.attention.multi_head import MultiHeadAttention
+from seq2seq_lab.report.grid import axes, compose_experiment, settings
 from seq2seq_lab.training.precision import choose_precision
 
 GROUPS = ("data", "model", "optim", "schedule", "trainer", "logger", "callbacks")
@@ -99,6 +102,32 @@ def test_e4_warmup_follows_the_scale(scale, steps, tmp_path):
         "train", ["experiment=e4_norm_warmup", f"scale={scale}", "warmup_steps=7"], tmp_path
     )
     assert cfg.schedule.warmup_steps == 7
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_e5_sweeps_d_k_through_the_heads_at_one_d_model(scale, tmp_path):
+    """E5 varies d_k alone: every job of the grid has the scale's one d_model, heads x d_k =
+    d_model in every attention layer of its network, and the same number of parameters (built
+    on the meta device: shapes only, no memory or initialisation; one vocabulary, which
+    real_cpu's tied embeddings need)."""
+    base = ["experiment=e5_scaling", f"scale={scale}"]
+    jobs = settings(axes(compose_experiment("e5_scaling", scale)))
+    d_models, d_ks, sizes = set(), set(), set()
+    for job in jobs:
+        cfg = compose_config("train", base + job, tmp_path)
+        with torch.device("meta"):
+            net = instantiate(cfg.model, key="model", src_vocab_size=50, tgt_vocab_size=50)
+        layers = [m for m in net.modules() if isinstance(m, MultiHeadAttention)]
+        assert layers and all(a.heads * a.head_dim == a.d_model for a in layers), job
+        assert {(a.d_model, a.heads) for a in layers} == {(cfg.model.d_model, cfg.model.heads)}
+        assert f"_dk{layers[0].head_dim}" in cfg.variant  # the label names the d_k it runs
+        d_models.add(cfg.model.d_model)
+        d_ks.add(layers[0].head_dim)
+        sizes.add(sum(p.numel() for p in net.parameters()))
+    assert len(d_models) == 1 and len(sizes) == 1, (d_models, sizes)
+    assert len(d_ks) == 3
+    if scale != "smoke":  # docs/comparisons.md: entropy falling as d_k grows (16, 64, 256)
+        assert sorted(d_ks) == [16, 64, 256]
 
 
 def test_real_cpu_transformer_is_the_time_to_bleu_recipe(tmp_path):

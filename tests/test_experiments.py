@@ -31,7 +31,7 @@ TRIMMED = {
         "module.divergence.patience=2",
         "trainer.gradient_clip_val=null",
     ],
-    "e5_scaling": ["model.d_model=32"],
+    "e5_scaling": ["model.heads=4"],
     "e6_positions_heads": ["experiment/e6_positions_heads=sinusoidal,relative"],
     "e7_cells": ["model=seq2seq", "model.cell=rnn,gru"],
 }

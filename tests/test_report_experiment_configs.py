@@ -47,8 +47,8 @@ def job_run(overrides: list[str], path: Path, bleu: float) -> Run:
     path.mkdir(parents=True)
     (path / "results.json").write_text(json.dumps(results))
     (path / "diagnostics").mkdir()
-    records = entropy_records(1.0 + bleu / 100)
-    (path / "diagnostics" / "validation.jsonl").write_text(json.dumps(records[0]) + "\n")
+    lines = "".join(json.dumps(r) + "\n" for r in entropy_records(1.0 + bleu / 100))
+    (path / "diagnostics" / "validation.jsonl").write_text(lines)
     return Run(path, results)
 
 

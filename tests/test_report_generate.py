@@ -94,16 +94,17 @@ def e4_runs(root: Path) -> None:
 
 
 def e5_runs(root: Path) -> None:
-    for num, (scale, d_model) in enumerate([(s, d) for s in (True, False) for d in (64, 256)]):
+    for num, (scale, heads) in enumerate([(s, h) for s in (True, False) for h in (16, 4)]):
         _, records = transformer_diagnostics(layers=2, post=False)
+        init = {**records[0], "step": 0, "when": "init"}
         write_run(
             root / f"e5_{num}",
             experiment="e5_scaling",
-            variant=f"scale-{scale}_dmodel{d_model}",
+            variant=f"scale-{scale}_heads{heads}_dk{256 // heads}",
             family="transformer",
-            config={"model.attention.scale": scale, "model.d_model": d_model, "model.heads": 4},
+            config={"model.attention.scale": scale, "model.d_model": 256, "model.heads": heads},
             bleu=20.0 if scale else 15.0,
-            validation=records,
+            validation=[init, *records],
             metrics=metrics_rows(10),
         )
 

@@ -254,22 +254,32 @@ def test_warmup_is_read_from_the_schedule_config(tmp_path, schedule, expected):
 
 
 # ---------------------------------------------------------------------------- E5
-def e5(scaled_entropy=2.0, unscaled_entropy=(1.5, 1.0, 0.4), unscaled_bleu=(19.5, 18.0, 12.0)):
+def e5(
+    scaled_entropy=2.0,
+    unscaled_entropy=(1.5, 1.0, 0.4),
+    unscaled_bleu=(19.5, 18.0, 12.0),
+    validated=None,
+    init=True,
+):
+    """The E5 grid at d_model 256: heads 16/4/1 (d_k 16/64/256) x scaled/unscaled, with
+    ``validated`` the entropy of every record after the first validation (default: as at
+    init) and, without ``init``, no record at initialisation."""
     rows = []
-    for i, d_model in enumerate((64, 256, 1024)):
+    for i, heads in enumerate((16, 4, 1)):
         for scale in (True, False):
             entropy = scaled_entropy if scale else unscaled_entropy[i]
+            records = entropy_records(entropy, validated)
             rows.append(
                 dict(
-                    variant=f"scale-{scale}_dmodel{d_model}",
+                    variant=f"scale-{scale}_heads{heads}_dk{256 // heads}",
                     family="transformer",
                     config={
                         "model.attention.scale": scale,
-                        "model.d_model": d_model,
-                        "model.heads": 4,
+                        "model.d_model": 256,
+                        "model.heads": heads,
                     },
                     bleu=20.0 if scale else unscaled_bleu[i],
-                    validation=entropy_records(entropy),
+                    validation=records if init else records[1:],
                 )
             )
     return rows
@@ -286,6 +296,26 @@ def e5(scaled_entropy=2.0, unscaled_entropy=(1.5, 1.0, 0.4), unscaled_bleu=(19.5
 )
 def test_e5_scaling_rule(tmp_path, rows, outcome):
     assert verdict(tmp_path, "e5_scaling", rows) == outcome
+
+
+def e5_entropy_findings(tmp_path: Path, rows: list[dict]) -> list:
+    """The findings of E5's two entropy checks on the rows' runs."""
+    for i, row in enumerate(rows):
+        write_run(tmp_path / str(i), experiment="e5_scaling", seed=1, **row)
+    runs, _ = find_runs(tmp_path)
+    spec = SPECS["e5_scaling"]
+    findings = spec.verdict(Comparison(spec, runs)).findings
+    return [finding for check, finding in findings if "entropy" in check.text]
+
+
+def test_e5_reads_the_entropy_at_init_not_after_the_first_validation(tmp_path):
+    # after the first validation every model has entropy 1.0: only the init records differ
+    lower, falls = e5_entropy_findings(tmp_path / "a", e5(validated=1.0))
+    assert lower.holds and falls.holds
+    assert "d_k 256: scaled 2.000, unscaled 0.400" in lower.detail
+    # runs without an init record (written before it existed) have no entropy at init
+    lower, falls = e5_entropy_findings(tmp_path / "b", e5(validated=1.0, init=False))
+    assert lower.holds is None and falls.holds is None
 
 
 # ---------------------------------------------------------------------------- E6

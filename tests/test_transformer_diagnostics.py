@@ -3,7 +3,9 @@ cross-attention maps, and the Lightning callback that runs them during training.
 
 from __future__ import annotations
 
+import copy
 import json
+from pathlib import Path
 
 import lightning as L
 import pytest
@@ -195,16 +197,23 @@ class _NoBlocks(nn.Module):
         return self.inner.teacher_forced(*args)
 
 
-def _fit(network: nn.Module, root) -> L.Trainer:
+def _fit(
+    network: nn.Module, root, *, max_steps: int = 3, sanity_steps: int = 1, probes=()
+) -> L.Trainer:
     diagnostics = TransformerDiagnostics(**callback_settings("diagnostics", attention_sentences=2))
     trainer = L.Trainer(
-        max_steps=3, log_every_n_steps=1, val_check_interval=2, default_root_dir=root,
+        max_steps=max_steps, log_every_n_steps=1, val_check_interval=2, default_root_dir=root,
         logger=False, enable_checkpointing=False, enable_progress_bar=False,
-        enable_model_summary=False, num_sanity_val_steps=1,
-        callbacks=[diagnostics],
+        enable_model_summary=False, num_sanity_val_steps=sanity_steps,
+        callbacks=[diagnostics, *probes],
     )  # fmt: skip
     trainer.fit(_Module(network), datamodule=_DataModule())
     return trainer
+
+
+def _records(root) -> list[dict]:
+    path = root / "diagnostics" / "validation.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def test_callback_writes_and_logs_diagnostics(tmp_path) -> None:
@@ -214,11 +223,14 @@ def test_callback_writes_and_logs_diagnostics(tmp_path) -> None:
     init = json.loads((out / "grad_norms_init.json").read_text())
     assert list(init)[0] == "encoder.0.self_attn" and len(init) == 2 * 2 + 2 * 3
     assert (out / "grad_norms_init.png").exists()
-    records = [json.loads(line) for line in (out / "validation.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in records] == [2]  # the sanity check is not recorded
-    assert set(records[0]["entropy"]) == {"encoder.self_attn", "decoder.self_attn",
+    records = _records(tmp_path)
+    # at init, then after the validation at step 2 (the sanity check is not recorded)
+    assert [(r["step"], r["when"]) for r in records] == [(0, "init"), (2, "validation")]
+    assert set(records[1]["entropy"]) == {"encoder.self_attn", "decoder.self_attn",
                                           "decoder.cross_attn"}  # fmt: skip
     assert sorted(p.name for p in (out / "cross_attention").iterdir()) == [
+        "step0000000_val0.png",
+        "step0000000_val1.png",
         "step0000002_val0.png",
         "step0000002_val1.png",
     ]
@@ -227,6 +239,47 @@ def test_callback_writes_and_logs_diagnostics(tmp_path) -> None:
     assert "diag/grad_norm_init/encoder.0.ffn" in metrics
     assert "diag/similarity/encoder.0-1" in metrics
     assert "diag/entropy/decoder.cross_attn.1" in metrics
+    assert "diag/entropy_init/decoder.cross_attn.1" in metrics
+
+
+class _FirstStepProbe(L.Callback):
+    """Reads validation.jsonl when the first optimiser step is about to happen."""
+
+    def __init__(self) -> None:
+        self.seen: list[dict] | None = None
+
+    def on_before_optimizer_step(self, trainer, pl_module, optimizer) -> None:
+        if self.seen is None:
+            root = Path(trainer.default_root_dir)
+            written = (root / "diagnostics" / "validation.jsonl").exists()
+            self.seen = _records(root) if written else []
+
+
+@pytest.mark.parametrize("sanity_steps", [0, 1])
+def test_entropy_at_init_is_recorded_before_any_update(tmp_path, sanity_steps) -> None:
+    """E5 reads the untrained network's entropy: the init record is written before the first
+    optimiser step, equals the entropy of the initial weights on the first validation batch's
+    first ``batch_sentences`` sentences, and exists when training stops before any
+    validation (one update, a validation every 2)."""
+    torch.manual_seed(8)
+    network = small()
+    untrained = copy.deepcopy(network)
+    probe = _FirstStepProbe()
+    _fit(network, tmp_path, max_steps=1, sanity_steps=sanity_steps, probes=[probe])
+    assert probe.seen is not None and [r["when"] for r in probe.seen] == ["init"]
+    (init,) = [r for r in _records(tmp_path) if r["when"] == "init"]
+    assert init["step"] == 0
+    n = callback_settings("diagnostics")["batch_sentences"]
+    val = make_batch(seed=10)  # _DataModule's one validation batch
+    fixed = Batch(src=val.src[:n], src_mask=val.src_mask[:n], tgt_in=val.tgt_in[:n],
+                  tgt_out=val.tgt_out[:n], index=val.index[:n])  # fmt: skip
+    expected = attention_entropy(untrained, fixed)
+    for kind, layers in expected.items():
+        for recorded, heads in zip(init["entropy"][kind], layers):
+            assert recorded == pytest.approx(heads, rel=1e-6, abs=1e-7), kind
+    # the trained network's entropy is not what was recorded: the check above can fail
+    moved = attention_entropy(network, fixed)["decoder.cross_attn"][0]
+    assert moved != pytest.approx(expected["decoder.cross_attn"][0], rel=1e-6, abs=1e-7)
 
 
 def test_callback_is_a_no_op_without_blocks(tmp_path) -> None:

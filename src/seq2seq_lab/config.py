@@ -40,6 +40,19 @@ if not OmegaConf.has_resolver("run_stamp"):
     OmegaConf.register_new_resolver("run_stamp", run_stamp, use_cache=True)
 
 
+def exact_division(a: int, b: int) -> int:
+    """``${div:a,b}`` in conf/: a / b for integers b divides, e.g. d_k = d_model / heads in
+    E5's run labels; a ValueError otherwise (a label must not round what the model cannot)."""
+    quotient, remainder = divmod(int(a), int(b))
+    if remainder:
+        raise ValueError(f"${{div:{a},{b}}}: {b} does not divide {a}")
+    return quotient
+
+
+if not OmegaConf.has_resolver("div"):
+    OmegaConf.register_new_resolver("div", exact_division)
+
+
 def to_plain(config: Any) -> Any:
     """Resolved plain containers (dict/list/scalars): safe in checkpoints and JSON."""
     if isinstance(config, DictConfig) or OmegaConf.is_config(config):

@@ -35,11 +35,14 @@ class TransformerDiagnostics(L.Callback):
       (``diagnostics/grad_norms_init.json`` and ``.png``, logged as ``diag/grad_norm_init/*``);
     - every ``log_every_n_steps`` updates (null: the trainer's), after backward and before
       the optimiser step (before clipping): ``diag/grad_norm/<block>.<sublayer>``;
-    - after each validation: layer similarity and attention entropy on the first
-      ``batch_sentences`` sentences of the first validation batch (one line appended to
-      ``diagnostics/validation.jsonl``, scalars ``diag/similarity/*``, ``diag/entropy/*``), and
-      the cross-attention grid (every layer and head) of its first ``attention_sentences``
-      sentences (``diagnostics/cross_attention/step<N>_val<i>.png``, and to W&B).
+    - at the start of a fresh run's training, before the first optimiser step (E5: entropy at
+      initialisation), and after each validation: layer similarity and attention entropy on
+      the first ``batch_sentences`` sentences of the first validation batch (one line appended
+      to ``diagnostics/validation.jsonl``: ``{"step", "when", "similarity", "entropy"}``, with
+      ``"when": "init"`` at step 0 and ``"validation"`` after), scalars
+      ``diag/similarity[_init]/*``, ``diag/entropy[_init]/*``, and the cross-attention grid
+      (every layer and head) of its first ``attention_sentences`` sentences
+      (``diagnostics/cross_attention/step<N>_val<i>.png``, and to W&B).
 
     The settings have no defaults: their one home is ``diagnostics`` in
     conf/callbacks/default.yaml.
@@ -69,7 +72,41 @@ class TransformerDiagnostics(L.Callback):
         path.mkdir(parents=True, exist_ok=True)
         return path
 
+    @staticmethod
+    def _first_val_batch(trainer: L.Trainer) -> Any | None:
+        """The first batch of the fit's validation loader, on the model's device (None
+        without one). The project's loaders draw from their own generator, so this look does
+        not move the training's random stream."""
+        loaders = trainer.val_dataloaders
+        loader = loaders[0] if isinstance(loaders, (list, tuple)) and loaders else loaders
+        if loader is None:
+            return None
+        batch = next(iter(loader), None)
+        return None if batch is None else trainer.strategy.batch_to_device(batch)
+
+    def _keep_val_batch(self, batch: Any) -> None:
+        """The fixed sentences of every record: the first ``batch_sentences`` of ``batch``."""
+        n = self.batch_sentences
+        self._val_batch = Batch(
+            src=batch.src[:n],
+            src_mask=batch.src_mask[:n],
+            tgt_in=batch.tgt_in[:n],
+            tgt_out=batch.tgt_out[:n],
+            index=batch.index[:n],
+        )
+
     # ------------------------------------------------------------------ training
+    def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        network = self._network(pl_module)
+        if network is None or trainer.global_step != 0:
+            return  # only at initialisation (a resumed run has global_step > 0)
+        if self._val_batch is None:  # no sanity check has shown the first validation batch
+            batch = self._first_val_batch(trainer)
+            if batch is None:
+                return
+            self._keep_val_batch(batch)
+        self._record(trainer, pl_module, network, when="init")
+
     def on_train_batch_start(
         self, trainer: L.Trainer, pl_module: L.LightningModule, batch: Any, batch_idx: int
     ) -> None:
@@ -105,35 +142,38 @@ class TransformerDiagnostics(L.Callback):
         dataloader_idx: int = 0,
     ) -> None:
         if self._val_batch is None and batch_idx == 0 and self._network(pl_module) is not None:
-            n = self.batch_sentences
-            self._val_batch = Batch(
-                src=batch.src[:n],
-                src_mask=batch.src_mask[:n],
-                tgt_in=batch.tgt_in[:n],
-                tgt_out=batch.tgt_out[:n],
-                index=batch.index[:n],
-            )
+            self._keep_val_batch(batch)
 
     def on_validation_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         network = self._network(pl_module)
-        batch = self._val_batch
-        if network is None or batch is None or trainer.sanity_checking:
+        if network is None or self._val_batch is None or trainer.sanity_checking:
             return
-        step = trainer.global_step
+        self._record(trainer, pl_module, network, when="validation")
+
+    # ------------------------------------------------------------------ records
+    def _record(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, network: Any, *, when: str
+    ) -> None:
+        """Similarity and entropy of the network as it is now on the fixed sentences: logged,
+        appended to validation.jsonl, and the cross-attention grids drawn."""
+        batch, step = self._val_batch, trainer.global_step
+        assert batch is not None
         similarity = layer_similarity(network, batch)
         entropy = attention_entropy(network, batch)
+        # own names at init (like diag/grad_norm_init): not a point of the per-validation curves
+        suffix = "_init" if when == "init" else ""
         scalars = {}
         for stack, values in similarity.items():
             for i, value in enumerate(values):
-                scalars[f"diag/similarity/{stack}.{i}-{i + 1}"] = value
+                scalars[f"diag/similarity{suffix}/{stack}.{i}-{i + 1}"] = value
         for kind, layers in entropy.items():
             for i, heads in enumerate(layers):
-                scalars[f"diag/entropy/{kind}.{i}"] = sum(heads) / len(heads)
+                scalars[f"diag/entropy{suffix}/{kind}.{i}"] = sum(heads) / len(heads)
         pl_module.log_dict(scalars)
         if not trainer.is_global_zero:
             return
         out = self._out_dir(trainer)
-        record = {"step": step, "similarity": similarity, "entropy": entropy}
+        record = {"step": step, "when": when, "similarity": similarity, "entropy": entropy}
         with open(out / "validation.jsonl", "a") as f:
             f.write(json.dumps(record) + "\n")
         self._plot_cross_attention(trainer, network, batch, out / "cross_attention", step)

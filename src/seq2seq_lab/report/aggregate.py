@@ -128,6 +128,12 @@ class Variant:
         found = [run.validation_diagnostics() for run in self.runs if run.finished]
         return [records for records in found if records]
 
+    def init_diagnostics(self) -> list[dict[str, Any]]:
+        """The diagnostics at initialisation (:meth:`Run.init_diagnostics`) of each finished
+        run that has them."""
+        found = [run.init_diagnostics() for run in self.runs if run.finished]
+        return [record for record in found if record]
+
     def bleu_by_length(self) -> dict[str, MeanStd]:
         """{bucket: BLEU over seeds} from the runs' test.bleu_by_length, buckets in order."""
         per_bucket: dict[str, list[float]] = {}

@@ -266,13 +266,13 @@ class LayerSimilarity:
 @dataclass(frozen=True)
 class EntropyVsDk:
     """Mean attention entropy (nats, over layers and heads) against d_k, one line per line
-    key, one panel per attention kind; solid: first validation, dashed: last validation
-    (diagnostics/validation.jsonl), mean over the non-failed runs."""
+    key, one panel per attention kind; solid: at init (before any update), dashed: last
+    validation (diagnostics/validation.jsonl), mean over the non-failed runs."""
 
     dk: KeyFn
     line: KeyFn | None = None
     name: str = "entropy_vs_dk"
-    caption: str = "Attention entropy against d_k (solid: first validation, dashed: last)"
+    caption: str = "Attention entropy against d_k (solid: at init, dashed: last validation)"
 
     def draw(self, comparison: Comparison, out_dir: Path) -> list[Path]:
         from seq2seq_lab.analysis.entropy import mean_entropy
@@ -283,13 +283,14 @@ class EntropyVsDk:
             dk, label = self.dk(variant.role), _line_label(variant, self.line)
             if dk is None:
                 continue
-            for records in variant.diagnostics():
-                for when, record in (("first", records[0]), ("last", records[-1])):
-                    if not record.get("entropy"):
-                        continue
-                    for kind, value in mean_entropy(record["entropy"]).items():
-                        series = points.setdefault((label, when), {}).setdefault(kind, {})
-                        series.setdefault(float(dk), []).append(value)
+            inits = [("at init", record) for record in variant.init_diagnostics()]
+            lasts = [("last validation", records[-1]) for records in variant.diagnostics()]
+            for when, record in inits + lasts:
+                if not record.get("entropy"):
+                    continue
+                for kind, value in mean_entropy(record["entropy"]).items():
+                    series = points.setdefault((label, when), {}).setdefault(kind, {})
+                    series.setdefault(float(dk), []).append(value)
         if not points:
             return []
         kinds = list(dict.fromkeys(k for per in points.values() for k in per))
@@ -307,8 +308,8 @@ class EntropyVsDk:
                     [mean_std(series[x]).mean for x in xs],
                     marker="o",
                     color=colors[label],
-                    linestyle="-" if when == "first" else "--",
-                    label=f"{label} ({when} validation)",
+                    linestyle="-" if when == "at init" else "--",
+                    label=f"{label} ({when})",
                 )
             ax.set_xscale("log", base=2)
             ticks = sorted({x for per in points.values() for x in per.get(kind, {})})

@@ -154,9 +154,20 @@ class Run:
         return _read_json(self.path / "diagnostics" / "grad_norms_init.json")
 
     def validation_diagnostics(self) -> list[dict[str, Any]]:
-        """diagnostics/validation.jsonl: one record per validation, {"step", "similarity":
-        {"encoder": [...], "decoder": [...]}, "entropy": {"encoder.self_attn": [[heads] per
-        layer], ...}}, in step order; unreadable lines are skipped."""
+        """The records of diagnostics/validation.jsonl written after a validation, {"step",
+        "when": "validation", "similarity": {"encoder": [...], "decoder": [...]}, "entropy":
+        {"encoder.self_attn": [[heads] per layer], ...}}, in step order (a record without
+        "when", from before the init record existed, is one of them)."""
+        return [r for r in self._diagnostics_records() if r.get("when") != "init"]
+
+    def init_diagnostics(self) -> dict[str, Any] | None:
+        """The record of diagnostics/validation.jsonl written before the first optimiser
+        step ("when": "init", step 0): the untrained network on the same sentences."""
+        return next((r for r in self._diagnostics_records() if r.get("when") == "init"), None)
+
+    def _diagnostics_records(self) -> list[dict[str, Any]]:
+        """Every record of diagnostics/validation.jsonl in step order; unreadable lines are
+        skipped."""
         path = self.path / "diagnostics" / "validation.jsonl"
         if not path.is_file():
             return []
