@@ -522,3 +522,16 @@ def test_every_documented_experiment_has_a_spec_with_checks():
     }
     assert set(SPECS) == expected
     assert all(spec.checks and spec.plots for spec in SPECS.values())
+
+
+def test_a_run_stopped_by_the_wall_clock_makes_the_verdict_inconclusive(tmp_path):
+    """Stopped by wall clock, slower variants get fewer updates: the old confound."""
+    write_rows(tmp_path, "e1_attention", e1())
+    runs, _ = find_runs(tmp_path)
+    spec = SPECS["e1_attention"]
+    assert spec.verdict(Comparison(spec, runs)).outcome == REPRODUCED
+    clocked = next(r for r in runs if r.family == "transformer")
+    clocked.results["training"]["stopped_by"] = "trainer.max_time"
+    result = spec.verdict(Comparison(spec, runs))
+    assert result.outcome == "inconclusive (stopped by the wall clock)"
+    assert f"transformer seed {clocked.seed}" in result.gates[0]

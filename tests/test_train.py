@@ -102,6 +102,7 @@ def test_every_epoch_is_served_whole_and_validated_at_its_end(max_tokens, tmp_pa
     assert len(set(lengths)) > 1, lengths  # the case under test
     results = train(cfg)
     assert results["training"]["steps"] == sum(lengths)
+    assert results["training"]["stopped_by"] == f"trainer.max_epochs={epochs}"
     with open(tmp_path / "csv" / "metrics.csv", encoding="utf-8") as f:
         validated_at = [int(r["step"]) for r in csv.DictReader(f) if r.get("val/bleu")]
     ends = [sum(lengths[: e + 1]) for e in range(epochs)]
@@ -123,6 +124,7 @@ def test_resume_from_an_explicit_checkpoint(tmp_path, cache_dir):
     )
     assert resumed["status"] == "completed"
     assert resumed["training"]["steps"] == 8
+    assert resumed["training"]["stopped_by"] == "trainer.max_steps=8"  # the update budget
 
 
 def test_diverging_run_is_recorded_not_raised(tmp_path, cache_dir):

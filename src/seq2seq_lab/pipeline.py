@@ -33,7 +33,7 @@ from seq2seq_lab.interruptions import SignalRecorder
 from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.results import write_results
 from seq2seq_lab.run_dir import check_run_dir, is_rank_zero
-from seq2seq_lab.training.module import Seq2SeqModule
+from seq2seq_lab.training.module import Seq2SeqModule, stop_cause
 from seq2seq_lab.training.precision import choose_precision
 from seq2seq_lab.wandb_logger import finish_wandb
 
@@ -238,6 +238,9 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             if ckpt_cb is not None and ckpt_cb.best_model_score is not None
             else None,
             "best_checkpoint": best_path or None,
+            # the protocol trains to an update budget or to early stopping; the report treats
+            # a run cut by the wall clock as off-protocol (see report/spec.py)
+            "stopped_by": stop_cause(trainer),
         }
         results["status"] = "diverged" if module.diverged else "completed"
         if module.diverged:

@@ -149,7 +149,8 @@ def results_section(report: Assessment) -> list[str]:
     variants = report.comparison.variants
     with_role = any(v.role for v in variants)
     header = ["variant"] + (["settings (from config)"] if with_role else [])
-    header += ["status", "BLEU", "chrF", "TER", "ppl", "train time (s)", "tokens/s", "params"]
+    header += ["status", "BLEU", "chrF", "TER", "ppl", "updates", "train time (s)", "tokens/s"]
+    header += ["params"]
     rows = []
     for v in variants:
         params = next(
@@ -162,6 +163,7 @@ def results_section(report: Assessment) -> list[str]:
             v.scores("chrf").format(),
             v.scores("ter").format(),
             v.scores("ppl").format(),
+            _int(mean_std(r.steps for r in v.runs if r.finished)),
             _int(v.timing("train_seconds")),
             _int(v.timing("train_tokens_per_second")),
             f"{params:,}" if isinstance(params, int) else "—",
@@ -171,8 +173,9 @@ def results_section(report: Assessment) -> list[str]:
     lines.append(
         "Mean ± sample std over the seeds that have a test score (a diverged run is tested "
         "from its best checkpoint when it has one; see the runs below). "
-        "Train time is wall-clock `fit` time; tokens/s counts real target tokens per second "
-        "of training-step time."
+        "Updates: optimiser steps (mean over finished runs); train time is wall-clock `fit` "
+        "time; tokens/s counts real target tokens per second of training-step time. What "
+        "ended each run's training is in the runs table."
     )
     lines.append("")
     for v in variants:
@@ -313,11 +316,13 @@ def runs_section(report: Assessment) -> list[str]:
                     mean_std([run.score("chrf")]).format(),
                     mean_std([run.score("ppl")]).format(),
                     training.get("steps", "—"),
+                    run.stopped_by or "—",
                     _int(mean_std([run.timing("train_seconds")])),
                     _first_line(note),
                 ]
             )
-    header = ["run", "variant", "seed", "status", "BLEU", "chrF", "ppl", "steps", "train s", "note"]
+    header = ["run", "variant", "seed", "status", "BLEU", "chrF", "ppl", "steps", "stopped by"]
+    header += ["train s", "note"]
     return [
         "## Runs",
         "",

@@ -80,6 +80,18 @@ class Run:
         return self.results.get("scale")
 
     @property
+    def steps(self) -> int | None:
+        """Optimiser updates the run made."""
+        steps = (self.results.get("training") or {}).get("steps")
+        return int(steps) if steps is not None else None
+
+    @property
+    def stopped_by(self) -> str | None:
+        """What ended training ("trainer.max_steps=600", "early stopping on val/bleu",
+        "trainer.max_time"...); None for runs recorded before it was."""
+        return (self.results.get("training") or {}).get("stopped_by")
+
+    @property
     def overrides(self) -> list[str]:
         return [str(o) for o in self.results.get("overrides") or []]
 

@@ -10,9 +10,13 @@ each report next to the numbers it used:
    the fewest), or none;
 2. **inconclusive (missing settings)** when a setting of the experiment's grid at the runs'
    scale has no finished run (named in the report);
-3. **inconclusive (not trained enough)** when a reference variant of the quality floor is below
+3. **inconclusive (stopped by the wall clock)** when a finished run's training was ended by
+   ``trainer.max_time``: variants slower per update then get fewer updates, and the comparison
+   measures speed, not architecture (the protocol trains to an update budget or to early
+   stopping; the wall clock is only a safety cap);
+4. **inconclusive (not trained enough)** when a reference variant of the quality floor is below
    the floor's BLEU at the runs' scale (or the scale has no floor);
-4. otherwise every check answers holds / fails / inconclusive with the numbers it looked at:
+5. otherwise every check answers holds / fails / inconclusive with the numbers it looked at:
    **reproduced** if every check holds; **partly** if the main check holds and another does
    not; **not reproduced** if the main check fails; **inconclusive** if the main check is.
 
@@ -135,7 +139,8 @@ class ExperimentSpec:
         main = next(i for i, c in enumerate(self.checks, 1) if c.main)
         return (
             f"Inconclusive unless every variant has at least {self.min_seeds} finished seeds, "
-            "every setting of the grid was run, and the quality floor holds: "
+            "every setting of the grid was run, no run was stopped by the wall clock, and the "
+            "quality floor holds: "
             f"{self.floor.describe()}. Then: reproduced if every check holds; partly if "
             f"({main}) holds; not reproduced if ({main}) fails; inconclusive if ({main}) is. "
             "A variant's BLEU is the mean over seeds (a diverged run without a test score "
@@ -164,7 +169,7 @@ class ExperimentSpec:
 
 def evidence_gates(spec: ExperimentSpec, comparison: Comparison) -> list[tuple[str, str]]:
     """(outcome, reason) for each way the runs fall short of a verdict (module docstring,
-    steps 1-3), in that order; [] when the evidence is there."""
+    steps 1-4), in that order; [] when the evidence is there."""
     gates = []
     finished = {v.label: len({r.seed for r in v.runs if r.finished}) for v in comparison.variants}
     short = {label: n for label, n in finished.items() if n < spec.min_seeds}
@@ -184,6 +189,16 @@ def evidence_gates(spec: ExperimentSpec, comparison: Comparison) -> list[tuple[s
             (
                 f"{INCONCLUSIVE} (missing settings)",
                 "no finished run of: " + "; ".join(" ".join(s) for s in missing),
+            )
+        )
+    clocked = [r for r in comparison.runs if r.finished and r.stopped_by == "trainer.max_time"]
+    if clocked:
+        names = ", ".join(sorted({f"{r.variant} seed {r.seed}" for r in clocked}))
+        gates.append(
+            (
+                f"{INCONCLUSIVE} (stopped by the wall clock)",
+                f"training ended by trainer.max_time, not by its update budget or early "
+                f"stopping: {names}",
             )
         )
     below = floor_shortfall(spec.floor, comparison)
