@@ -9,7 +9,7 @@ Thresholds, in BLEU:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from seq2seq_lab.report.aggregate import Role, Variant, bucket_key
@@ -57,6 +57,18 @@ def tested(baseline: Variant | None, system: Variant | None) -> Difference | Non
     if baseline is None or system is None:
         return None
     return difference(baseline, system)
+
+
+def compared(
+    text: str,
+    baseline: Variant | None,
+    system: Variant | None,
+    holds: Callable[[Difference], bool],
+) -> tuple[bool | None, str]:
+    """One case of :func:`every`: whether ``holds`` of the test of ``system - baseline``
+    (None when either lacks scored runs), and ``text`` with the test's numbers."""
+    d = tested(baseline, system)
+    return (None if d is None else holds(d)), f"{text} " + (d.text() if d else "—")
 
 
 def monotone(values: Sequence[tuple[Any, float]], rising: bool) -> tuple[bool, list[str]]:

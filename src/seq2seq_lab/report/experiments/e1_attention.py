@@ -7,13 +7,13 @@ from seq2seq_lab.report.aggregate import Variant
 from seq2seq_lab.report.experiments.common import (
     CLEAR,
     MIN_BUCKET_SENTENCES,
+    compared,
     drop_larger,
     every,
     family_order,
     family_role,
     lacks,
     pair_up,
-    tested,
 )
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
 from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, QualityFloor
@@ -27,11 +27,10 @@ def _e1_attention_gain(c: Comparison) -> Finding:
     plain, attention = c.find(family="seq2seq"), _attention_models(c)
     if plain is None or not attention:
         return lacks("plain seq2seq and at least one attention model")
-    cases = []
-    for model in attention:
-        d = tested(plain, model)
-        text = f"{model.label} - seq2seq " + (d.text() if d else "—")
-        cases.append((None if d is None else d.clearly_better(CLEAR), text))
+    cases = [
+        compared(f"{m.label} - seq2seq", plain, m, lambda d: d.clearly_better(CLEAR))
+        for m in attention
+    ]
     return every(cases, "plain seq2seq and an attention model")
 
 
@@ -40,11 +39,9 @@ def _e1_transformer_best(c: Comparison) -> Finding:
     others = [v for v in c.variants if v is not transformer]
     if transformer is None or not others:
         return lacks("a Transformer and another model")
-    cases = []
-    for other in others:
-        d = tested(other, transformer)
-        text = f"Transformer - {other.label} " + (d.text() if d else "—")
-        cases.append((None if d is None else d.better(), text))
+    cases = [
+        compared(f"Transformer - {o.label}", o, transformer, lambda d: d.better()) for o in others
+    ]
     return every(cases, "a Transformer and another model")
 
 

@@ -7,6 +7,7 @@ from seq2seq_lab.report.experiments.common import (
     CLEAR,
     MIN_BUCKET_SENTENCES,
     SAME,
+    compared,
     config_flag,
     every,
     family_order,
@@ -52,11 +53,11 @@ def _e2_long_gain(c: Comparison) -> Finding:
 
 
 def _e2_attention_flat(c: Comparison) -> Finding:
-    cases = []
-    for family in (f for f in c.values("family") if f != "seq2seq"):
-        d = tested(*_e2_gain(c, family))
-        text = f"{family} reversed - forward " + (d.text() if d else "—")
-        cases.append((None if d is None else d.about_equal(SAME), text))
+    cases = [
+        compared(f"{f} reversed - forward", *_e2_gain(c, f), lambda d: d.about_equal(SAME))
+        for f in c.values("family")
+        if f != "seq2seq"
+    ]
     return every(cases, "an attention model with and without reversal")
 
 

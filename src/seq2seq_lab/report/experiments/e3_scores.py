@@ -8,6 +8,7 @@ from seq2seq_lab.report.experiments.common import (
     SAME,
     SMALL,
     Pairs,
+    compared,
     config_flag,
     every,
     family_order,
@@ -45,15 +46,10 @@ def _e3_similar(c: Comparison) -> Finding:
     others = [v for v in others if v is not None]
     if base is None or not others:
         return lacks("Luong general and another of Luong dot and the additive forms")
-    cases = []
-    for other in others:
-        d = tested(base, other)
-        cases.append(
-            (
-                None if d is None else d.about_equal(SAME),
-                f"{other.label} - {base.label} " + (d.text() if d else "—"),
-            )
-        )
+    cases = [
+        compared(f"{o.label} - {base.label}", base, o, lambda d: d.about_equal(SAME))
+        for o in others
+    ]
     return every(cases, "Luong general and another score")
 
 
@@ -62,15 +58,7 @@ def _e3_location_worst(c: Comparison) -> Finding:
     others = [v for v in (_luong(c, s) for s in ("dot", "general", "concat")) if v is not None]
     if location is None or not others:
         return lacks("Luong location and another global Luong score")
-    cases = []
-    for other in others:
-        d = tested(other, location)
-        cases.append(
-            (
-                None if d is None else d.worse(),
-                f"location - {other.label} " + (d.text() if d else "—"),
-            )
-        )
+    cases = [compared(f"location - {o.label}", o, location, lambda d: d.worse()) for o in others]
     return every(cases, "Luong location and another global Luong score")
 
 

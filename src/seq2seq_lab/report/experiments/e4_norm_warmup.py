@@ -9,6 +9,7 @@ from seq2seq_lab.report.experiments.common import (
     SAME,
     as_number,
     bleu_text,
+    compared,
     every,
     lacks,
     pair_up,
@@ -90,14 +91,11 @@ def _e4_pre_needs_no_warmup(c: Comparison) -> Finding:
 
 
 def _e4_post_matches_pre(c: Comparison) -> Finding:
-    cases = []
-    for lr, layers, post, pre in _e4_pairs(
-        c, {"norm": "post", "warmup": True}, {"norm": "pre", "warmup": True}
-    ):
-        d = tested(pre, post)
-        where = f"lr {lr:g} L{layers}: "
-        text = where + (f"post - pre {d.text()}" if d else "post-LN and pre-LN with warmup")
-        cases.append((None if d is None else d.about_equal(SAME), text))
+    warm = ({"norm": "post", "warmup": True}, {"norm": "pre", "warmup": True})
+    cases = [
+        compared(f"lr {lr:g} L{layers}: post - pre", pre, post, lambda d: d.about_equal(SAME))
+        for lr, layers, post, pre in _e4_pairs(c, *warm)
+    ]
     return every(cases, "post-LN and pre-LN with warmup at one lr and depth", "with warmup: ")
 
 

@@ -14,6 +14,7 @@ from seq2seq_lab.report.experiments.common import (
     SAME,
     SMALL,
     Pairs,
+    compared,
     every,
     lacks,
     pair_up,
@@ -58,11 +59,10 @@ def _e6_none_worst(c: Comparison) -> Finding:
     others = [v for v in c.variants if v is not none]
     if none is None or not others:
         return lacks("a model without positions and another model")
-    cases = []
-    for other in others:
-        d = tested(none, other)
-        text = f"{other.label} - no positions " + (d.text() if d else "—")
-        cases.append((None if d is None else d.clearly_better(CLEAR), text))
+    cases = [
+        compared(f"{o.label} - no positions", none, o, lambda d: d.clearly_better(CLEAR))
+        for o in others
+    ]
     return every(cases, "a model without positions and another model")
 
 

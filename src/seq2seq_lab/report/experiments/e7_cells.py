@@ -7,12 +7,12 @@ from seq2seq_lab.report.experiments.common import (
     CLEAR,
     MIN_BUCKET_SENTENCES,
     SAME,
+    compared,
     drop_larger,
     every,
     family_order,
     pair_up,
     rank,
-    tested,
 )
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
 from seq2seq_lab.report.runs import Run
@@ -38,13 +38,11 @@ def _e7_families(c: Comparison) -> list[tuple[str, Variant | None, Variant | Non
 
 
 def _e7_rnn_worst(c: Comparison) -> Finding:
-    cases = []
-    for family, rnn, gru, lstm in _e7_families(c):
-        for gated in (gru, lstm):
-            d = tested(rnn, gated)
-            cell = "a gated cell" if gated is None else gated.role["cell"]
-            text = f"{family}: {cell} - rnn " + (d.text() if d else "—")
-            cases.append((None if d is None else d.clearly_better(CLEAR), text))
+    cases = [
+        compared(f"{family}: {cell} - rnn", rnn, gated, lambda d: d.clearly_better(CLEAR))
+        for family, rnn, gru, lstm in _e7_families(c)
+        for cell, gated in (("gru", gru), ("lstm", lstm))
+    ]
     return every(cases, "a vanilla RNN and a gated cell in one family")
 
 
@@ -59,11 +57,10 @@ def _e7_rnn_long(c: Comparison) -> Finding:
 
 
 def _e7_gru_lstm(c: Comparison) -> Finding:
-    cases = []
-    for family, _, gru, lstm in _e7_families(c):
-        d = tested(lstm, gru)
-        text = f"{family}: gru - lstm " + (d.text() if d else "—")
-        cases.append((None if d is None else d.about_equal(SAME), text))
+    cases = [
+        compared(f"{family}: gru - lstm", lstm, gru, lambda d: d.about_equal(SAME))
+        for family, _, gru, lstm in _e7_families(c)
+    ]
     return every(cases, "GRU and LSTM in one family")
 
 
