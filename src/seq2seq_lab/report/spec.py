@@ -201,30 +201,31 @@ def evidence_gates(spec: ExperimentSpec, comparison: Comparison) -> list[tuple[s
                 f"stopping: {names}",
             )
         )
-    below = floor_shortfall(spec.floor, comparison)
+    below = floor_shortfall(comparison)
     if below:
         gates.append((f"{INCONCLUSIVE} (not trained enough)", below))
     return gates
 
 
-def floor_shortfall(floor: QualityFloor | None, comparison: Comparison) -> str | None:
-    """Why the quality floor does not hold (None when it does)."""
+def floor_shortfall(comparison: Comparison) -> str | None:
+    """Why the spec's quality floor does not hold for the runs (None when it does)."""
+    floor = comparison.spec.floor
     if floor is None:
         return None
     scales = comparison.scales()
     if len(scales) != 1:
         return f"runs from scales {sorted(map(str, scales)) or 'not recorded'}: one scale needed"
-    (scale,) = scales
-    if scale not in floor.bleu:
-        return f"no quality floor is stated for scale `{scale}`"
+    bleu = comparison.floor_bleu()
+    if bleu is None:
+        return f"no quality floor is stated for scale `{next(iter(scales))}`"
     references = comparison.select(**floor.reference)
     if not references:
         return f"no run of the reference ({floor.text})"
-    low = [v for v in references if v.bleu is None or v.bleu < floor.bleu[scale]]
+    low = [v for v in references if v.bleu is None or v.bleu < bleu]
     if not low:
         return None
     shown = ", ".join(f"{v.label} {'—' if v.bleu is None else f'{v.bleu:.2f}'}" for v in low)
-    return f"below the floor of {floor.bleu[scale]:g} BLEU ({floor.text}): {shown}"
+    return f"below the floor of {bleu:g} BLEU ({floor.text}): {shown}"
 
 
 @dataclass
