@@ -1,38 +1,56 @@
 #!/usr/bin/env bash
-# Runs comparisons at `cpu` scale on this machine, one after another, and turns each sweep into
-# its committed report: experiments/<name>/results-cpu/. Records each sweep's wall time in
-# experiments/<name>/results-cpu/wall_time.txt, because the per-comparison READMEs quote it.
+# The `cpu` grid: every comparison at `cpu` scale (conf/scale/cpu.yaml: the scale's three
+# seeds, each run trained for its experiment's update budget), one sweep after another, each
+# turned into its committed report experiments/<name>/results-cpu/. Each sweep's wall time goes
+# to experiments/<name>/results-cpu/wall_time.txt (the READMEs quote it), and the grid's to
+# experiments/cpu_grid_wall_time.txt.
 #
-#   bash experiments/run_cpu.sh e2_reversal e4_norm_warmup      # named comparisons
-#   SEEDS=1,2 JOBS=2 bash experiments/run_cpu.sh e3_scores      # both seeds
+#   bash experiments/run_cpu.sh                                  # all seven (under 2 hours)
+#   bash experiments/run_cpu.sh e2_reversal e4_norm_warmup       # named comparisons
+#   SEEDS=1 bash experiments/run_cpu.sh e3_scores                # one seed (a quick look)
 #
 # Two jobs at a time with one thread each (JOBS=2): on a 2-core CPU that is ~1.8x the
 # throughput of one job with two threads, and every job of a sweep sees the same conditions.
+# A grid cut short (end of a session) continues by naming the comparisons not yet reported.
+# OVERRIDES adds Hydra overrides to every sweep; RESULTS and MULTIRUN move the reports and the
+# runs (the test suite runs a trimmed smoke grid this way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
 [ -x .venv/bin/python ] && PY=${PYTHON:-.venv/bin/python}
-SEEDS=${SEEDS:-1}
 JOBS=${JOBS:-2}
 TAG=${TAG:-$(date +%Y-%m-%d_%H-%M-%S)}
+RESULTS=${RESULTS:-experiments}
+MULTIRUN=${MULTIRUN:-multirun}
+read -r -a EXTRA <<< "${OVERRIDES:-}"
+ALL="e1_attention e2_reversal e3_scores e4_norm_warmup e5_scaling e6_positions_heads e7_cells"
+[ $# -eq 0 ] && set -- $ALL
+SEED_ARGS=()
+[ -n "${SEEDS:-}" ] && SEED_ARGS=("seeds=$SEEDS")
+THREADS=$(( JOBS > 1 ? 1 : 2 ))
 
 for name in "$@"; do
   if [ ! -f "conf/experiment/$name.yaml" ]; then
-    echo "run_cpu.sh: no conf/experiment/$name.yaml (expected one of: $(cd conf/experiment && ls *.yaml | sed 's/.yaml//' | tr '\n' ' '))" >&2
+    echo "run_cpu.sh: no conf/experiment/$name.yaml (expected one of: $ALL)" >&2
     exit 2
   fi
-  sweep="multirun/$name/cpu/$TAG"
-  out="experiments/$name/results-cpu"
+done
+grid_start=$(date +%s)
+for name in "$@"; do
+  sweep="$MULTIRUN/$name/cpu/$TAG"
+  out="$RESULTS/$name/results-cpu"
+  command=("$PY" -m seq2seq_lab.train -m "experiment=$name" "${SEED_ARGS[@]}"
+           hydra/launcher=joblib "hydra.launcher.n_jobs=$JOBS" "threads=$THREADS"
+           '~callbacks.progress_bar' "${EXTRA[@]}")
   start=$(date +%s)
-  "$PY" -m seq2seq_lab.train -m "experiment=$name" "seeds=$SEEDS" \
-    hydra/launcher=joblib "hydra.launcher.n_jobs=$JOBS" threads=$(( JOBS > 1 ? 1 : 2 )) \
-    '~callbacks.progress_bar' "hydra.sweep.dir=$sweep"
+  "${command[@]}" "hydra.sweep.dir=$sweep"
   end=$(date +%s)
+  rm -rf "$out"  # the new report replaces the old one whole: nothing stale stays beside it
   mkdir -p "$out"
   jobs=$(find "$sweep" -mindepth 2 -maxdepth 2 -name results.json | wc -l)
   {
     echo "experiment: $name"
-    echo "command: $PY -m seq2seq_lab.train -m experiment=$name seeds=$SEEDS hydra/launcher=joblib hydra.launcher.n_jobs=$JOBS threads=$(( JOBS > 1 ? 1 : 2 )) '~callbacks.progress_bar'"
+    echo "command: ${command[*]}"
     echo "jobs: $jobs"
     echo "wall_seconds: $(( end - start ))"
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) x $(nproc)"
@@ -41,3 +59,11 @@ for name in "$@"; do
   "$PY" -m seq2seq_lab.report "$sweep" --out "$out"
   echo "run_cpu.sh: $name took $(( (end - start) / 60 )) min $(( (end - start) % 60 )) s -> $out"
 done
+grid_end=$(date +%s)
+{
+  echo "experiments: $*"
+  echo "wall_seconds: $(( grid_end - grid_start ))  (sweeps and reports)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) x $(nproc)"
+  echo "finished: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+} > "$RESULTS/cpu_grid_wall_time.txt"
+echo "run_cpu.sh: $* took $(( (grid_end - grid_start) / 60 )) min"

@@ -100,6 +100,7 @@ def write_run(
     overrides: list[str] | None = None,
     tested: bool = True,
     scale: str | None = "cpu",
+    validations: list[list[float]] | None = None,
 ) -> Path:
     """One run directory. Scores: from ``texts`` (sources, references, hypotheses) with the
     real metrics, else ``bleu`` with two length buckets (1-10 at ``bleu``, 41-50 at
@@ -138,6 +139,8 @@ def write_run(
     }
     results["timing"] = {"train_seconds": 60.0 + seed, "train_tokens_per_second": 1000.0 + seed}
     results["training"] = {"steps": 100, "epochs": 2, "best_val_bleu": 1.0}
+    if validations is not None:
+        results["training"]["validations"] = validations
     if status == "diverged":
         results["status_reason"] = "non-finite loss (nan) at step 42"
     if status == "interrupted":

@@ -7,6 +7,7 @@ from pathlib import Path
 import hydra.utils
 import pytest
 import torch
+from omegaconf import OmegaConf
 from conftest import CONF_DIR, FAMILIES, compose_config
 
 from seq2seq_lab.config import instantiate
@@ -14,6 +15,7 @@ from seq2seq_lab.models.attention.multi_head import MultiHeadAttention
 from seq2seq_lab.report.grid import axes, compose_experiment, settings
 from seq2seq_lab.training.precision import choose_precision
 
+EXPERIMENTS = sorted(p.stem for p in (Path(CONF_DIR) / "experiment").glob("*.yaml"))
 GROUPS = ("data", "model", "optim", "schedule", "trainer", "logger", "callbacks")
 
 
@@ -91,8 +93,20 @@ def test_the_trainer_of_each_scale_builds(scale, tmp_path):
     assert trainer.max_steps == cfg.trainer.max_steps
 
 
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_at_cpu_every_variant_trains_for_the_experiments_update_budget(name, tmp_path):
+    """The protocol (conf/scale/cpu.yaml): max_steps is the experiment's declared budget, no
+    early stopping ends a variant sooner, and the wall clock is only a cap above it."""
+    cfg = compose_config("train", [f"experiment={name}"], tmp_path)
+    declared = OmegaConf.load(Path(CONF_DIR) / "experiment" / f"{name}.yaml").updates.cpu
+    assert cfg.trainer.max_steps == declared > 0
+    assert cfg.callbacks.early_stopping is None
+    assert cfg.trainer.max_time is not None
+    assert declared % cfg.trainer.val_check_interval == 0  # the last update is validated
+
+
 @pytest.mark.parametrize(
-    ("scale", "steps"), [("smoke", 4), ("cpu", 100), ("real_cpu", 200), ("full", 4000)]
+    ("scale", "steps"), [("smoke", 4), ("cpu", 400), ("real_cpu", 200), ("full", 4000)]
 )
 def test_e4_warmup_follows_the_scale(scale, steps, tmp_path):
     cfg = compose_config("train", ["experiment=e4_norm_warmup", f"scale={scale}"], tmp_path)

@@ -23,6 +23,9 @@ SMALL_SYNTHETIC = [
     "data.source.train_pairs=300",
     "data.source.val_pairs=40",
     "data.source.test_pairs=60",
+    # long sentences: 300 of them cover the vocabulary of the val split (no <unk>)
+    "data.source.train_max_words=25",
+    "data.source.test_max_words=50",
     "data.max_tokens=256",
 ]
 

@@ -5,11 +5,14 @@ The sweepers and launchers a sweep can use run here too (Optuna, joblib, submiti
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, tiny_overrides
+from conftest import REPO, run_cli, tiny_overrides
 
 from seq2seq_lab.report.experiments import SPECS
 from seq2seq_lab.report.runs import find_runs
@@ -163,3 +166,27 @@ def test_submitit_local_runs_every_job_of_a_sweep_into_one_sweep_directory(tmp_p
         assert record["status"] == "completed", record.get("error")
         assert record["run_dir"] == "${paths.output_dir}"  # the directory it lies in
         assert record["test"]["sentences"] == 12
+
+
+def test_run_cpu_sh_runs_the_named_grids_and_writes_reports_and_wall_times(tmp_path, cache_dir):
+    """The one command of the cpu grid, on a smoke-sized cut of E1 (its sweep, report,
+    verdict.json and wall-time records), kept out of the repository's experiments/."""
+    env = {
+        **os.environ,
+        "PYTHON": sys.executable,
+        "RESULTS": str(tmp_path / "experiments"),
+        "MULTIRUN": str(tmp_path / "multirun"),
+        "OVERRIDES": f"scale=smoke model=seq2seq,bahdanau seeds=1 paths.cache_dir={cache_dir}",
+    }
+    proc = subprocess.run(["bash", str(REPO / "experiments" / "run_cpu.sh"), "e1_attention"],
+                          env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = tmp_path / "experiments" / "e1_attention" / "results-cpu"
+    assert (out / "e1_attention" / "report.md").is_file()
+    assert json.loads((out / "e1_attention" / "verdict.json").read_text())["verdict"]
+    assert "jobs: 2" in (out / "wall_time.txt").read_text()
+    grid = (tmp_path / "experiments" / "cpu_grid_wall_time.txt").read_text()
+    assert "experiments: e1_attention" in grid and "wall_seconds: " in grid
+    bad = subprocess.run(["bash", str(REPO / "experiments" / "run_cpu.sh"), "e9_nothing"],
+                         env=env, capture_output=True, text=True)  # fmt: skip
+    assert bad.returncode == 2 and "no conf/experiment/e9_nothing.yaml" in bad.stderr

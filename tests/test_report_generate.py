@@ -5,6 +5,7 @@ differences of the main contrasts, and the CLI."""
 from __future__ import annotations
 
 import csv
+import json
 import statistics
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from report_support import (
 from seq2seq_lab.report.__main__ import main
 from seq2seq_lab.report.experiments import SPECS
 from seq2seq_lab.report.generate import generate_report
+from seq2seq_lab.report.readmes import COMMITTED, verdict_block
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -56,6 +58,9 @@ def e1_sweep(root: Path) -> dict[str, list[float]]:
             metrics=metrics_rows(20, blow_up=status == "diverged"),
             heatmap=family == "bahdanau",
             overrides=[f"model={family}", f"seed={seed}", "experiment=e1_attention"],
+            # Bahdanau (the best) has stopped rising: +0.25 over the last quarter; seq2seq not
+            validations=[[25 * k, 40.0 + (0.25 if k == 4 else 0.0) if family == "bahdanau"
+                          else 5.0 * k] for k in range(1, 5)],  # fmt: skip
         )
         if texts is not None:
             import json
@@ -262,3 +267,39 @@ def test_cli_writes_to_out_and_reports_bad_paths_in_one_line(tmp_path, capsys):
     assert main([str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and "no such directory" in err and "\n" not in err
+
+
+def test_the_report_says_whether_the_best_variant_converged(generated):
+    root, _, _, _ = generated
+    markdown = (root / "report" / "e1_attention" / "report.md").read_text()
+    assert (
+        "- **Converged:** yes: the best variant, **bahdanau**, raised its best validation BLEU "
+        "by 0.2 ± 0.0 over the last quarter of its updates (converged below 1)"
+    ) in markdown
+    header = next(x for x in markdown.splitlines() if x.startswith("| variant"))
+    column = [c.strip() for c in header.strip("|").split("|")].index("val gain, last ¼")
+    assert _row(markdown, "seq2seq")[column] == "5.0 ± 0.0"  # 20 - 15: still rising
+
+
+def test_each_report_writes_the_summary_the_readme_tables_show(generated, tmp_path):
+    root, _, reports, _ = generated
+    path = root / "report" / "e1_attention" / "verdict.json"
+    entry = json.loads(path.read_text())
+    assert entry["verdict"] == reports["e1_attention"].assessment.verdict.outcome
+    assert entry["scale"] == "cpu" and entry["data"] == ["synthetic test corpus"]
+    assert entry["seeds"] == 0  # Luong: no finished seed
+    assert [c["text"] for c in entry["checks"]] == [c.text for c in SPECS["e1_attention"].checks]
+    bahdanau = next(v for v in entry["variants"] if v["label"] == "bahdanau")
+    assert bahdanau["seeds"] == 2 and bahdanau["late_val_gain"] == pytest.approx(0.25)
+    # the README table reads the committed copy: one row per comparison
+    experiments = tmp_path / "experiments"
+    committed = experiments / "e1_attention" / COMMITTED / "e1_attention"
+    committed.mkdir(parents=True)
+    (committed / "verdict.json").write_text(path.read_text())
+    block = verdict_block(experiments, tmp_path)
+    rows = [x for x in block.splitlines() if x.startswith("| [")]
+    assert len(rows) == len(SPECS)
+    (e1,) = [r for r in rows if "e1_attention/results-cpu/e1_attention/report.md" in r]
+    assert "(0 seeds, `cpu`, synthetic test corpus)" in e1
+    assert "**inconclusive (0 seeds)**: " in e1 and SPECS["e1_attention"].published[:40] in e1
+    assert sum("not run under the current protocol yet" in r for r in rows) == len(SPECS) - 1

@@ -29,10 +29,14 @@ def test_committed_readme_blocks_match_the_specs_and_configs(rendered):
 
 
 def test_every_link_in_a_generated_block_resolves(rendered):
+    blocks = 0
     for path, text in rendered.items():
-        block = readmes.BLOCK.search(text).group(0)
-        for target in re.findall(r"\]\(([^)#]+)\)", block):
-            assert (path.parent / target).exists(), (path, target)
+        for pattern in (readmes.BLOCK, readmes.TABLE_BLOCK):
+            for block in (m.group(0) for m in pattern.finditer(text)):
+                blocks += 1
+                for target in re.findall(r"\]\(([^)#]+)\)", block):
+                    assert (path.parent / target).exists(), (path, target)
+    assert blocks == len(SPECS) + 3  # one per experiment, the index, two verdict tables
 
 
 def test_a_changed_check_makes_the_committed_block_stale(monkeypatch):
@@ -56,7 +60,8 @@ def test_the_grid_and_jobs_are_the_configs():
     (line,) = [x for x in block.splitlines() if x.startswith("- `experiment/e3_scores=")]
     assert sorted(line.split("=", 1)[1].split("`")[0].split(",")) == variants
     assert f"| {len(variants)} x {len(seeds)} seeds |" in block
-    assert "max_time {'minutes': 3}" in block  # e3's cpu_run_minutes
+    updates = OmegaConf.load(REPO / "conf" / "experiment" / "e3_scores.yaml").updates.cpu
+    assert f"{updates:,} updates; validation every" in block  # e3's budget at cpu
 
 
 def test_rewriting_replaces_only_the_block_and_check_reports_stale(tmp_path, monkeypatch):
@@ -71,7 +76,8 @@ def test_rewriting_replaces_only_the_block_and_check_reports_stale(tmp_path, mon
     text = readme.read_text()
     assert "old text" not in text and text.endswith("\n\n## Committed\n\nhand-written\n")
     assert text.startswith(readmes.experiment_block("e7_cells"))
-    assert (tmp_path / "README.md").read_text().startswith(readmes.BEGIN)  # index created
+    index = (tmp_path / "README.md").read_text()  # created: the index and the verdict table
+    assert readmes.BEGIN in index and readmes.TABLE_BEGIN in index
     assert readmes.main(["--experiments", str(tmp_path), "--check"]) == 0
 
 

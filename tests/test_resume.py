@@ -105,6 +105,7 @@ def test_the_module_checkpoints_the_divergence_rule_and_the_generators():
     saved = _module()
     for loss in (2.0, 9.0, 9.5):  # first loss 2.0, then two steps above 3 x 2.0
         saved.divergence.check(loss, step=0)
+    saved.validations = [[100, 3.5], [200, 7.25]]
     checkpoint: dict = {}
     saved.on_save_checkpoint(checkpoint)
     expected = torch.rand(3)
@@ -113,6 +114,7 @@ def test_the_module_checkpoints_the_divergence_rule_and_the_generators():
     assert resumed.divergence.state_dict() != saved.divergence.state_dict()
     resumed.on_load_checkpoint(checkpoint)
     assert resumed.divergence.state_dict() == {"first_loss": 2.0, "steps_above": 2}
+    assert resumed.validations == [[100, 3.5], [200, 7.25]]  # the convergence check's record
     torch.manual_seed(12345)  # what the resumed process draws before its first step
     resumed.on_train_batch_start(batch=None, batch_idx=0)
     assert torch.equal(torch.rand(3), expected)
@@ -268,7 +270,8 @@ def test_stop_and_continue_from_last_ckpt_equals_the_uninterrupted_run(
     stopped = _run(tmp_path / "run", cache_dir, *args, f"{limit}={stop}", "test=false")
     last = tmp_path / "run" / "checkpoints" / "last.ckpt"
     assert torch.load(last, weights_only=True)["global_step"] == stopped["training"]["steps"]
-    _run(tmp_path / "run", cache_dir, *args, f"{limit}={total}", f"ckpt_path={last}")
+    resumed = _run(tmp_path / "run", cache_dir, *args, f"{limit}={total}", f"ckpt_path={last}")
+    assert resumed["training"]["validations"] == full["training"]["validations"]
     resumed_at = stopped["training"]["steps"]
     _assert_same_run(tmp_path / "run", tmp_path / "full", full["training"]["steps"], resumed_at)
 

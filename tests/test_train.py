@@ -13,6 +13,7 @@ from conftest import FAMILIES, compose_config, tiny_overrides
 
 from seq2seq_lab.checkpoint import load_checkpoint
 from seq2seq_lab.pipeline import build_datamodule, train
+from seq2seq_lab.training.convergence import late_gain
 
 pytestmark = pytest.mark.slow
 
@@ -108,6 +109,10 @@ def test_every_epoch_is_served_whole_and_validated_at_its_end(max_tokens, tmp_pa
     ends = [sum(lengths[: e + 1]) for e in range(epochs)]
     # Lightning logs validation at the step of the epoch's last update (0-based: end - 1)
     assert validated_at == [end - 1 for end in ends], (validated_at, ends)
+    # results.json keeps every validation (update count, BLEU) for the convergence check
+    recorded = results["training"]["validations"]
+    assert [step for step, _ in recorded] == ends
+    assert results["training"]["late_val_gain"] == late_gain(recorded)
 
 
 def test_resume_from_an_explicit_checkpoint(tmp_path, cache_dir):

@@ -45,5 +45,6 @@ def test_overrides_reach_the_network() -> None:
 
 def test_heads_not_dividing_d_model_is_a_config_error() -> None:
     cfg = compose_train("model.heads=3")
-    with pytest.raises(ConfigError, match=r"model\.heads=3 must divide model\.d_model=256"):
+    d_model = cfg.model.d_model
+    with pytest.raises(ConfigError, match=rf"model\.heads=3 must divide model\.d_model={d_model}"):
         instantiate(cfg.model, key="model", src_vocab_size=11, tgt_vocab_size=11)

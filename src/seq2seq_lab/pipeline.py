@@ -33,6 +33,7 @@ from seq2seq_lab.interruptions import SignalRecorder
 from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.results import write_results
 from seq2seq_lab.run_dir import check_run_dir, is_rank_zero
+from seq2seq_lab.training.convergence import late_gain
 from seq2seq_lab.training.module import Seq2SeqModule, stop_cause
 from seq2seq_lab.training.precision import choose_precision
 from seq2seq_lab.wandb_logger import finish_wandb
@@ -241,6 +242,9 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             # the protocol trains to an update budget or to early stopping; the report treats
             # a run cut by the wall clock as off-protocol (see report/spec.py)
             "stopped_by": stop_cause(trainer),
+            # the convergence check of the protocol (training/convergence.py)
+            "validations": module.validations,
+            "late_val_gain": late_gain(module.validations),
         }
         results["status"] = "diverged" if module.diverged else "completed"
         if module.diverged:

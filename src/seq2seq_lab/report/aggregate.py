@@ -117,6 +117,12 @@ class Variant:
         return mean_std(rule_bleu(run) for run in self.runs).mean
 
     @property
+    def late_gain(self) -> MeanStd:
+        """The rise of validation BLEU over the last quarter of the updates, over the finished
+        runs (:mod:`seq2seq_lab.training.convergence`)."""
+        return mean_std(run.late_val_gain for run in self.runs if run.finished)
+
+    @property
     def diverged_fraction(self) -> float:
         """Share of this variant's finished runs that diverged (0 when none finished)."""
         ran = [run for run in self.runs if run.finished]

@@ -24,6 +24,7 @@ from seq2seq_lab.report.figures import Figures, draw_figures
 from seq2seq_lab.report.markdown import experiment_markdown, index_markdown, relative
 from seq2seq_lab.report.runs import Run, Unreadable, find_runs
 from seq2seq_lab.report.spec import Comparison
+from seq2seq_lab.report.summary import SUMMARY_FILE, write_summary
 
 log = logging.getLogger(__name__)
 ADHOC = "adhoc"  # the section of runs that name no experiment
@@ -57,6 +58,7 @@ def write_runs_csv(comparison: Comparison, root: Path, path: Path) -> Path:
                 "note": run.results.get("status_reason") or run.results.get("error") or "",
                 **{f"test.{k}": run.score(k) for k in ("bleu", "chrf", "ter", "ppl")},
                 "steps": (run.results.get("training") or {}).get("steps"),
+                "late_val_gain": run.late_val_gain,
                 "train_seconds": run.timing("train_seconds"),
                 "train_tokens_per_second": run.timing("train_tokens_per_second"),
                 **{f"config.{k}": v for k, v in flatten(run.config).items()},
@@ -71,11 +73,12 @@ def write_runs_csv(comparison: Comparison, root: Path, path: Path) -> Path:
 
 
 def clear_outputs(out_dir: Path) -> None:
-    """Remove what an earlier report wrote here (PNGs, heatmaps, report.md, runs.csv), so a
-    figure the runs no longer support does not linger; nothing else is touched."""
+    """Remove what an earlier report wrote here (PNGs, heatmaps, report.md, runs.csv,
+    verdict.json), so a figure the runs no longer support does not linger; nothing else is
+    touched."""
     out_dir.mkdir(parents=True, exist_ok=True)
     stale = [*out_dir.glob("*.png"), *out_dir.glob("heatmaps/*.png")]
-    stale += [out_dir / "report.md", out_dir / "runs.csv"]
+    stale += [out_dir / "report.md", out_dir / "runs.csv", out_dir / SUMMARY_FILE]
     for path in stale:
         path.unlink(missing_ok=True)
 
@@ -100,6 +103,7 @@ def build_experiment(
     write_runs_csv(assessment.comparison, root, out_dir / "runs.csv")
     path = out_dir / "report.md"
     path.write_text(experiment_markdown(assessment, figures, out_dir), encoding="utf-8")
+    write_summary(assessment, out_dir)
     return ExperimentReport(assessment, figures, path)
 
 

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq_lab.portable_paths import portable_path
-from seq2seq_lab.report.aggregate import MeanStd, mean_std, status_counts
+from seq2seq_lab.report.aggregate import MeanStd, Variant, mean_std, status_counts
 from seq2seq_lab.report.assessment import Assessment
 from seq2seq_lab.report.evidence import P_SIGNIFICANT, RESAMPLES, format_p
 from seq2seq_lab.report.figures import Figures
 from seq2seq_lab.report.runs import Run, Unreadable
 from seq2seq_lab.report.spec import ExperimentSpec
+from seq2seq_lab.training.convergence import CONVERGED_GAIN, has_converged
 
 NOTE_CHARS = 140
 
@@ -93,12 +94,23 @@ def _decoding(run: Run) -> str:
 
 
 def training_budget(trainer: Mapping[str, Any]) -> str:
-    """ "max_epochs 30, max_steps -1, max_time {'minutes': 3}" from a resolved trainer config."""
-    return ", ".join(
-        f"{k} {'null' if trainer[k] is None else trainer[k]}"
-        for k in ("max_epochs", "max_steps", "max_time")
-        if k in trainer
+    """A resolved trainer config's budget in words: "1,500 updates; validation every 100
+    updates; wall-clock cap 10 minutes", or "up to 40 epochs" without a budget in updates."""
+    steps = trainer.get("max_steps")
+    parts = (
+        [f"{steps:,} updates"]
+        if isinstance(steps, int) and steps > 0
+        else [f"up to {trainer.get('max_epochs')} epochs"]
     )
+    interval = trainer.get("val_check_interval")
+    if isinstance(interval, int) and trainer.get("check_val_every_n_epoch") is None:
+        parts.append(f"validation every {interval:,} updates")
+    cap = trainer.get("max_time")
+    if isinstance(cap, Mapping):
+        cap = ", ".join(f"{value:g} {unit}" for unit, value in cap.items())
+    if cap:
+        parts.append(f"wall-clock cap {cap}")
+    return "; ".join(parts)
 
 
 def _budget(run: Run) -> str:
@@ -112,6 +124,24 @@ def _seeds(runs: Sequence[Run]) -> str:
 
 def _int(ms: MeanStd) -> str:
     return ms.format(0)
+
+
+def convergence(variants: Sequence[Variant]) -> str:
+    """Whether the budget let the best variant (highest mean test BLEU) stop improving: its
+    validation BLEU's rise over the last quarter of the updates, against CONVERGED_GAIN."""
+    scored = [v for v in variants if v.scores("bleu").mean is not None]
+    if not scored:
+        return "no variant has a test score"
+    best = max(scored, key=lambda v: v.scores("bleu").mean or 0.0)
+    gain = best.late_gain
+    if gain.mean is None:
+        return f"not measurable: the runs of **{best.label}** (the best) recorded < 2 validations"
+    verdict = "yes" if has_converged(gain.mean) else "**no**"
+    return (
+        f"{verdict}: the best variant, **{best.label}**, raised its best validation BLEU by "
+        f"{gain.format(1)} over the last quarter of its updates (converged below "
+        f"{CONVERGED_GAIN:g})"
+    )
 
 
 # ---------------------------------------------------------------------------- sections
@@ -136,6 +166,7 @@ def header_section(report: Assessment) -> list[str]:
     lines.append(f"- **Data:** {data}; test: {test}")
     lines.append(f"- **Test decoding:** {_across(runs, _decoding, 'not recorded')}")
     lines.append(f"- **Training budget:** {_across(runs, _budget, 'not recorded')}")
+    lines.append(f"- **Converged:** {convergence(report.comparison.variants)}")
     lines.append(f"- **Software:** {_software(runs)}")
     lines.append(f"- **Hardware:** {_hardware(runs)}")
     lines.append(
@@ -149,7 +180,8 @@ def results_section(report: Assessment) -> list[str]:
     variants = report.comparison.variants
     with_role = any(v.role for v in variants)
     header = ["variant"] + (["settings (from config)"] if with_role else [])
-    header += ["status", "BLEU", "chrF", "TER", "ppl", "updates", "train time (s)", "tokens/s"]
+    header += ["status", "BLEU", "chrF", "TER", "ppl", "updates", "val gain, last ¼"]
+    header += ["train time (s)", "tokens/s"]
     header += ["params"]
     rows = []
     for v in variants:
@@ -164,6 +196,7 @@ def results_section(report: Assessment) -> list[str]:
             v.scores("ter").format(),
             v.scores("ppl").format(),
             _int(mean_std(r.steps for r in v.runs if r.finished)),
+            v.late_gain.format(1),
             _int(v.timing("train_seconds")),
             _int(v.timing("train_tokens_per_second")),
             f"{params:,}" if isinstance(params, int) else "—",
@@ -173,7 +206,10 @@ def results_section(report: Assessment) -> list[str]:
     lines.append(
         "Mean ± sample std over the seeds that have a test score (a diverged run is tested "
         "from its best checkpoint when it has one; see the runs below). "
-        "Updates: optimiser steps (mean over finished runs); train time is wall-clock `fit` "
+        "Updates: optimiser steps (mean over finished runs); val gain, last ¼: how much the "
+        "best validation BLEU rose over the last quarter of those updates (below "
+        f"{CONVERGED_GAIN:g}: converged, `seq2seq_lab/training/convergence.py`); train time "
+        "is wall-clock `fit` "
         "time; tokens/s counts real target tokens per second of training-step time. What "
         "ended each run's training is in the runs table."
     )
@@ -316,12 +352,14 @@ def runs_section(report: Assessment) -> list[str]:
                     mean_std([run.score("chrf")]).format(),
                     mean_std([run.score("ppl")]).format(),
                     training.get("steps", "—"),
+                    mean_std([run.late_val_gain]).format(1),
                     run.stopped_by or "—",
                     _int(mean_std([run.timing("train_seconds")])),
                     _first_line(note),
                 ]
             )
-    header = ["run", "variant", "seed", "status", "BLEU", "chrF", "ppl", "steps", "stopped by"]
+    header = ["run", "variant", "seed", "status", "BLEU", "chrF", "ppl", "steps", "val gain"]
+    header += ["stopped by"]
     header += ["train s", "note"]
     return [
         "## Runs",

@@ -26,6 +26,7 @@ import hydra.utils
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.portable_paths import portable_record
 from seq2seq_lab.results import FINISHED
+from seq2seq_lab.training.convergence import late_gain
 
 RESULTS_FILE = "results.json"
 MULTIRUN_FILE = "multirun.yaml"  # Hydra writes it at the top of a sweep directory
@@ -84,6 +85,16 @@ class Run:
         """Optimiser updates the run made."""
         steps = (self.results.get("training") or {}).get("steps")
         return int(steps) if steps is not None else None
+
+    @property
+    def late_val_gain(self) -> float | None:
+        """How much the best validation BLEU rose over the last quarter of the updates
+        (:mod:`seq2seq_lab.training.convergence`); computed from the recorded validations
+        when results.json has them but not the figure."""
+        training = self.results.get("training") or {}
+        if training.get("late_val_gain") is not None:
+            return _finite(training["late_val_gain"])
+        return late_gain(training.get("validations") or [])
 
     @property
     def stopped_by(self) -> str | None:

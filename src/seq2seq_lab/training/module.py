@@ -90,6 +90,9 @@ class Seq2SeqModule(L.LightningModule):
         self.diverged: str | None = None  # why, once detected
         self.test_results: dict[str, Any] = {}
         self._eval: dict[str, Any] = {}
+        # [update step, validation BLEU] of every validation, for the convergence check
+        # (training/convergence.py); kept in checkpoints so a resumed run has all of them
+        self.validations: list[list[float]] = []
         self._rng_to_restore: dict[str, Any] | None = None  # from a checkpoint being resumed
 
     @property
@@ -136,13 +139,18 @@ class Seq2SeqModule(L.LightningModule):
 
     # ---------------------------------------------------------------- resuming
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        checkpoint[RESUME_KEY] = {"rng": rng_state(), "divergence": self.divergence.state_dict()}
+        checkpoint[RESUME_KEY] = {
+            "rng": rng_state(),
+            "divergence": self.divergence.state_dict(),
+            "validations": [list(v) for v in self.validations],
+        }
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         state = checkpoint.get(RESUME_KEY)
         if state is None:  # written before this state was saved: resumes, but not exactly
             return
         self.divergence.load_state_dict(state["divergence"])
+        self.validations = [list(v) for v in state.get("validations", [])]
         self._rng_to_restore = state["rng"]
 
     def on_train_start(self) -> None:
@@ -265,6 +273,7 @@ class Seq2SeqModule(L.LightningModule):
         self.log_dict({"val/loss": res["loss"], "val/ppl": res["ppl"], "val/chrf": scores.chrf})
         self.log("val/bleu", scores.bleu, prog_bar=True)
         if not self.trainer.sanity_checking:
+            self.validations.append([self.global_step, float(scores.bleu)])
             self._log_samples(res)
             self._plot_attention(res)
 

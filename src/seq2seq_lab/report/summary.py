@@ -1,0 +1,100 @@
+"""One comparison's result in a line: the verdict table of the READMEs.
+
+Each report writes ``verdict.json`` beside its report.md (:func:`summary`): the published
+finding, the verdict and its gates, the main check with its numbers, and every variant's test
+BLEU over seeds. ``python -m seq2seq_lab.report.readmes`` renders the committed files into the
+table at the top of ``experiments/README.md`` and of the README (:func:`verdict_table`), so a
+summary never says more than its report: the same file is read by both.
+
+    comparison | published finding | ours (mean ± std, seeds, scale, data) | verdict
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from seq2seq_lab.report.assessment import Assessment
+
+SUMMARY_FILE = "verdict.json"
+HEADER = ("comparison", "published finding", "ours (mean ± std, seeds, scale, data)", "verdict")
+
+
+def summary(assessment: Assessment) -> dict[str, Any]:
+    """The plain-data summary of one report (what ``verdict.json`` holds)."""
+    comparison, verdict = assessment.comparison, assessment.verdict
+    main = next(((c, f) for c, f in verdict.findings if c.main), None)
+    finished_seeds = [len({r.seed for r in v.runs if r.finished}) for v in comparison.variants]
+    return {
+        "experiment": assessment.name,
+        "title": assessment.spec.title,
+        "published": assessment.spec.published,
+        "verdict": verdict.outcome,
+        "gates": list(verdict.gates),
+        "scale": ", ".join(sorted(str(s) for s in comparison.scales())),
+        "data": sorted({_data(run.results) for run in comparison.runs} - {""}),
+        "seeds": min(finished_seeds, default=0),
+        "main_check": None
+        if main is None
+        else {"text": main[0].text, "holds": main[1].holds, "detail": main[1].detail},
+        "checks": [
+            {"text": c.text, "main": c.main, "holds": f.holds, "detail": f.detail}
+            for c, f in verdict.findings
+        ],
+        "variants": [
+            {
+                "label": v.label,
+                "bleu_mean": v.scores("bleu").mean,
+                "bleu_std": v.scores("bleu").std,
+                "seeds": v.scores("bleu").n,
+                "updates": v.runs[0].steps if v.runs else None,
+                "late_val_gain": v.late_gain.mean,
+            }
+            for v in comparison.variants
+        ],
+    }
+
+
+def _data(results: dict[str, Any]) -> str:
+    source = (results.get("data") or {}).get("source")
+    return str(source) if source else ""
+
+
+def write_summary(assessment: Assessment, out_dir: Path) -> Path:
+    path = out_dir / SUMMARY_FILE
+    path.write_text(json.dumps(summary(assessment), indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def ours(entry: dict[str, Any]) -> str:
+    """The "ours" cell: the main check's numbers, then seeds, scale and data."""
+    main = entry.get("main_check") or {}
+    numbers = main.get("detail") or "no main check"
+    data = "; ".join(entry.get("data") or []) or "data not recorded"
+    return f"{numbers} ({entry.get('seeds', 0)} seeds, `{entry.get('scale')}`, {data})"
+
+
+def verdict_rows(
+    entries: Sequence[tuple[str, str, dict[str, Any] | None]],
+) -> list[list[str]]:
+    """(link to the report, the published finding, its summary or None when the report has
+    none yet) -> table rows."""
+    rows = []
+    for link, published, entry in entries:
+        if entry is None:
+            rows.append([link, published, "not run under the current protocol yet", "—"])
+            continue
+        verdict = f"**{entry['verdict']}**"
+        if entry.get("gates"):
+            verdict += ": " + "; ".join(entry["gates"])
+        rows.append([link, published, ours(entry), verdict])
+    return rows
+
+
+def read_summary(path: Path) -> dict[str, Any] | None:
+    """A committed verdict.json, or None when the report has none (made before it existed)."""
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
