@@ -117,6 +117,11 @@ class Variant:
         return mean_std(rule_bleu(run) for run in self.runs).mean
 
     @property
+    def updates(self) -> MeanStd:
+        """Optimiser updates over the finished runs."""
+        return mean_std(run.steps for run in self.runs if run.finished)
+
+    @property
     def late_gain(self) -> MeanStd:
         """The rise of validation BLEU over the last quarter of the updates, over the finished
         runs (:mod:`seq2seq_lab.training.convergence`)."""

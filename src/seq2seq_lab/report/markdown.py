@@ -195,7 +195,7 @@ def results_section(report: Assessment) -> list[str]:
             v.scores("chrf").format(),
             v.scores("ter").format(),
             v.scores("ppl").format(),
-            _int(mean_std(r.steps for r in v.runs if r.finished)),
+            _int(v.updates),
             v.late_gain.format(1),
             _int(v.timing("train_seconds")),
             _int(v.timing("train_tokens_per_second")),

@@ -49,7 +49,7 @@ def summary(assessment: Assessment) -> dict[str, Any]:
                 "bleu_mean": v.scores("bleu").mean,
                 "bleu_std": v.scores("bleu").std,
                 "seeds": v.scores("bleu").n,
-                "updates": v.runs[0].steps if v.runs else None,
+                "updates": v.updates.mean,
                 "late_val_gain": v.late_gain.mean,
             }
             for v in comparison.variants
