@@ -106,7 +106,7 @@ def test_at_cpu_every_variant_trains_for_the_experiments_update_budget(name, tmp
 
 
 @pytest.mark.parametrize(
-    ("scale", "steps"), [("smoke", 4), ("cpu", 400), ("real_cpu", 200), ("full", 4000)]
+    ("scale", "steps"), [("smoke", 4), ("cpu", 200), ("real_cpu", 200), ("full", 4000)]
 )
 def test_e4_warmup_follows_the_scale(scale, steps, tmp_path):
     cfg = compose_config("train", ["experiment=e4_norm_warmup", f"scale={scale}"], tmp_path)
