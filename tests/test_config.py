@@ -105,6 +105,35 @@ def test_at_cpu_every_variant_trains_for_the_experiments_update_budget(name, tmp
     assert declared % cfg.trainer.val_check_interval == 0  # the last update is validated
 
 
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_at_cpu_the_variants_of_a_family_share_its_optimiser(name, tmp_path):
+    """The lr is chosen per family at cpu (conf/model_size/<model>_cpu.yaml), never per
+    variant: within one comparison every job of a family composes the same optimiser and
+    schedule, except along an axis the experiment sweeps on purpose (E4's peak lr, warmup)."""
+    grid = axes(compose_experiment(name, "cpu"))
+    swept = {axis.key for axis in grid}
+    by_family: dict[str, set[str]] = {}
+    for job in settings(grid):
+        cfg = compose_config("train", [f"experiment={name}", *job], tmp_path)
+        optimiser = OmegaConf.to_container(cfg.optim, resolve=True)
+        schedule = OmegaConf.to_container(cfg.schedule, resolve=True)
+        optimiser = {k: v for k, v in optimiser.items() if f"optim.{k}" not in swept}
+        schedule = {k: v for k, v in schedule.items() if f"schedule.{k}" not in swept}
+        family = cfg.model._target_.rsplit(".", 1)[-1]
+        by_family.setdefault(family, set()).add(repr((optimiser, schedule)))
+    assert by_family and all(len(kinds) == 1 for kinds in by_family.values()), by_family
+
+
+def test_at_cpu_each_family_takes_the_lr_its_size_file_declares(tmp_path):
+    for family in FAMILIES:
+        declared = OmegaConf.load(Path(CONF_DIR) / "model_size" / f"{family}_cpu.yaml")
+        cfg = compose_config("train", [f"model={family}"], tmp_path)
+        assert cfg.optim.lr == declared.optim.lr, family
+        # a command-line override still wins
+        cfg = compose_config("train", [f"model={family}", "optim.lr=0.123"], tmp_path)
+        assert cfg.optim.lr == 0.123
+
+
 @pytest.mark.parametrize(
     ("scale", "steps"), [("smoke", 4), ("cpu", 200), ("real_cpu", 200), ("full", 4000)]
 )

@@ -209,7 +209,7 @@ def test_eval_finds_a_relative_data_root_from_another_directory(tmp_path, cache_
         "train",
         [
             "model=seq2seq",
-            "model_size@model=seq2seq_smoke",
+            "model_size=seq2seq_smoke",
             "data=parallel_text",
             "data.root=corpus",  # relative to the launch directory
             "data.tokenizer.vocab_size=120",
