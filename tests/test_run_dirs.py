@@ -4,6 +4,8 @@ checkpoints/best.ckpt and last.ckpt are always this run's."""
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 import re
 import subprocess
@@ -13,9 +15,11 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import compose_config, run_cli, tiny_overrides
+from report_support import write_run
 
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.pipeline import train
+from seq2seq_lab.report.runs import find_runs
 
 pytestmark = pytest.mark.slow
 
@@ -23,6 +27,11 @@ pytestmark = pytest.mark.slow
 def run(run_dir: Path, cache_dir: Path, *overrides: str) -> dict:
     cfg = compose_config("train", tiny_overrides("bahdanau", *overrides), run_dir, cache_dir)
     return train(cfg)
+
+
+def _metrics(run_dir: Path) -> list[dict[str, str]]:
+    with open(run_dir / "csv" / "metrics.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
 
 
 def snapshot(run_dir: Path) -> dict[str, bytes]:
@@ -126,3 +135,80 @@ def test_runs_started_together_get_their_own_directories(tmp_path, cache_dir):
     names = [stamp.fullmatch(d.name) for d in run_dirs]
     assert all(names), [d.name for d in run_dirs]
     assert {int(name.group(1)) for name in names} == {proc.pid for proc in procs}
+
+
+# ---------------------------------------------------------------- a resumable queue (resume=true)
+def test_a_queue_keeps_a_finished_run_as_it_is(tmp_path, cache_dir):
+    run_dir = tmp_path / "run"
+    first = run(run_dir, cache_dir, "trainer.max_steps=2", "test=false")
+    before = snapshot(run_dir)
+    again = run(run_dir, cache_dir, "trainer.max_steps=2", "test=false", "resume=true")
+    assert again["status"] == first["status"] == "completed"
+    assert again["training"]["steps"] == 2
+    assert snapshot(run_dir) == before  # not trained again, not one file rewritten
+
+
+def test_a_queue_continues_a_run_killed_after_its_first_checkpoint(tmp_path, cache_dir):
+    run_dir = tmp_path / "run"
+    args = ("trainer.max_epochs=20", "test=false")
+    run(run_dir, cache_dir, "trainer.max_steps=4", *args)
+    (run_dir / "results.json").unlink()  # what kill -9 leaves: checkpoints, no record
+    resumed = run(run_dir, cache_dir, "trainer.max_steps=8", *args, "resume=true")
+    assert resumed["status"] == "completed" and resumed["training"]["steps"] == 8
+    assert resumed["config"]["ckpt_path"] == str(run_dir / "checkpoints" / "last.ckpt")
+    # the history goes on from the checkpoint: every update once, none repeated
+    steps = [int(row["step"]) for row in _metrics(run_dir) if row.get("train/loss")]
+    assert len(steps) == len(set(steps))
+
+
+def test_a_queue_restarts_a_run_killed_before_its_first_checkpoint_and_keeps_its_files(
+    tmp_path, cache_dir
+):
+    run_dir = tmp_path / "sweep" / "0"
+    (run_dir / "csv").mkdir(parents=True)  # killed after its first logged rows, no checkpoint
+    (run_dir / "csv" / "metrics.csv").write_text("step,train/loss_step\n0,9.1\n")
+    (run_dir / "results.json").write_text('{"status": "interrupted", "config": {"seed": 1}}\n')
+    result = run(run_dir, cache_dir, "trainer.max_steps=2", "test=false", "resume=true", "seed=1")
+    assert result["status"] == "completed"
+    (aside,) = (run_dir / "abandoned").iterdir()
+    assert (aside / "csv" / "metrics.csv").read_text() == "step,train/loss_step\n0,9.1\n"
+    assert json.loads((aside / "results.json").read_text())["status"] == "interrupted"
+    # the report counts the run once, not the abandoned start beside it
+    runs, _ = find_runs(tmp_path / "sweep")
+    assert [r.path for r in runs] == [run_dir]
+
+
+def test_a_queue_refuses_a_directory_that_holds_another_jobs_run(tmp_path, cache_dir):
+    run_dir = tmp_path / "run"
+    run(run_dir, cache_dir, "trainer.max_steps=2", "test=false", "seed=1")
+    before = snapshot(run_dir)
+    with pytest.raises(ConfigError) as caught:
+        run(run_dir, cache_dir, "trainer.max_steps=2", "test=false", "seed=2", "resume=true")
+    message = str(caught.value)
+    assert "\n" not in message and str(run_dir) in message
+    assert "seed 1, not this job's" in message and "seed 2" in message
+    assert snapshot(run_dir) == before
+
+
+def test_a_queue_runs_its_sweep_again_into_the_same_directory(tmp_path, cache_dir):
+    sweep_dir = tmp_path / "sweep"
+    args = [*tiny_overrides("bahdanau", "trainer.max_steps=2", "test=false"), "seed=1,2",
+            "resume=true", f"paths.cache_dir={cache_dir}", f"hydra.sweep.dir={sweep_dir}"]  # fmt: skip
+    first = run_cli("train", "-m", *args)
+    assert first.returncode == 0, first.stderr[-3000:]
+    records = {p: p.read_bytes() for p in sweep_dir.glob("*/results.json")}
+    assert len(records) == 2
+    again = run_cli("train", "-m", *args)  # the sweep directory is not refused
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert {p: p.read_bytes() for p in sweep_dir.glob("*/results.json")} == records
+
+
+def test_a_report_finds_the_runs_kept_inside_its_own_directory(tmp_path):
+    write_run(tmp_path / "report" / "runs" / "0", experiment="e7_cells", variant="v",
+              family="seq2seq", bleu=5.0)  # fmt: skip
+    write_run(tmp_path / "report" / "old" / "0", experiment="e7_cells", variant="w",
+              family="seq2seq", bleu=5.0)  # fmt: skip
+    runs, _ = find_runs(tmp_path / "report" / "runs", exclude=tmp_path / "report")
+    assert [r.variant for r in runs] == ["v"]
+    runs, _ = find_runs(tmp_path, exclude=tmp_path / "report")  # the report's output skipped
+    assert runs == []

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import lightning as L
 import torch
-from omegaconf import DictConfig
+from omegaconf import DictConfig, open_dict
 
 from seq2seq_lab.atomic import write_text
 from seq2seq_lab.checkpoint import family_of, load_checkpoint
@@ -32,7 +32,7 @@ from seq2seq_lab.inputs import check_eval_inputs, check_train_inputs, check_tran
 from seq2seq_lab.interruptions import SignalRecorder
 from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.results import write_results
-from seq2seq_lab.run_dir import check_run_dir, is_rank_zero
+from seq2seq_lab.run_dir import check_run_dir, continuation, is_rank_zero
 from seq2seq_lab.training.convergence import late_gain
 from seq2seq_lab.training.module import Seq2SeqModule, stop_cause
 from seq2seq_lab.training.precision import choose_precision
@@ -162,10 +162,22 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     """Train, test the best checkpoint, write results.json; returns the results dict.
 
     A directory that holds another run is refused before anything starts (ConfigError, see
-    ``run_dir``); resuming from a checkpoint inside it continues that run. A SIGTERM/SIGINT
+    ``run_dir``); resuming from a checkpoint inside it continues that run. With
+    ``resume=true`` the run goes on with what its directory holds (``run_dir.continuation``):
+    a finished run's record is returned as it is, an unfinished run continues from its
+    ``last.ckpt``. A SIGTERM/SIGINT
     is recorded as "interrupted" and raised as ``interruptions.Interrupted``.
     """
     run_dir = Path(cfg.paths.output_dir)
+    if cfg.get("resume"):  # one job of a resumable queue: go on with what the directory holds
+        plan = continuation(run_dir, to_plain(cfg))
+        if plan.finished is not None:
+            log.info("%s: finished before (%s), kept as it is", run_dir, plan.finished["status"])
+            return plan.finished
+        if plan.ckpt_path is not None:
+            log.info("%s: continuing from %s", run_dir, plan.ckpt_path)
+            with open_dict(cfg):
+                cfg.ckpt_path = str(plan.ckpt_path)
     if is_rank_zero():  # the other DDP ranks start in rank zero's directory, already claimed
         check_run_dir(run_dir, cfg.get("ckpt_path"))
     run_dir.mkdir(parents=True, exist_ok=True)

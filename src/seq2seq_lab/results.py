@@ -22,6 +22,10 @@ from seq2seq_lab.portable_paths import portable_record
 
 STATUSES = ("completed", "diverged", "failed", "interrupted")
 FINISHED = ("completed", "diverged")
+# A resumable queue (``train resume=true``) moves a run killed before its first checkpoint to
+# ABANDONED/<time>/ inside its directory and starts the job again: kept, but not a run of the
+# sweep (the report leaves it out).
+ABANDONED = "abandoned"
 
 
 def _clean(value: Any) -> Any:

@@ -8,6 +8,11 @@ the same run going on, so ``checkpoints/best.ckpt`` and ``last.ckpt`` keep meani
 Hydra names fresh directories with ``${run_stamp:}`` (seq2seq_lab/config.py), so runs started
 together get their own.
 
+A resumable queue (``resume=true``, the real-data grids: experiments/run_real.sh) runs one
+sweep again and again into the same directory: each job then goes on with what its directory
+holds (:func:`continuation`) instead of being refused: a finished run is kept, an unfinished
+one continues from its ``last.ckpt``.
+
 Under DDP every rank runs ``train`` in the same directory: only global rank zero checks it
 (:func:`is_rank_zero`) and writes the run's outputs.
 
@@ -19,6 +24,8 @@ holds a sweep is refused the same way (:func:`check_sweep_dir`).
 from __future__ import annotations
 
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +35,7 @@ from lightning.pytorch.utilities.rank_zero import rank_zero_only
 from omegaconf import DictConfig
 
 from seq2seq_lab.errors import ConfigError
+from seq2seq_lab.results import ABANDONED, FINISHED, read_results
 
 RUN_MARKERS = ("results.json", "checkpoints", "csv")
 # What a sweep leaves at the top of its directory: Hydra's basic sweeper, Optuna's
@@ -64,6 +72,69 @@ def check_run_dir(run_dir: Path, ckpt_path: str | None) -> bool:
     )
 
 
+# What makes a job the same job when a queue comes back to its directory (Hydra numbers a
+# sweep's job directories; a changed grid would renumber them).
+IDENTITY = ("experiment_name", "variant", "seed")
+
+
+@dataclass(frozen=True)
+class Continuation:
+    """What ``train resume=true`` does in a run directory."""
+
+    finished: dict[str, Any] | None = None  # the finished run's record: nothing to run
+    ckpt_path: Path | None = None  # an unfinished run's checkpoint to continue from
+
+
+def continuation(run_dir: Path, job: dict[str, Any]) -> Continuation:
+    """What a resumable queue's job ``job`` (its config: :data:`IDENTITY` keys) does in
+    ``run_dir``:
+
+    - results.json with a :data:`~seq2seq_lab.results.FINISHED` status: the run is kept as it
+      is (``finished``, its record);
+    - an unfinished run (interrupted, failed, or killed with no record) with a
+      ``checkpoints/last.ckpt``: it continues from there (``ckpt_path``);
+    - a run killed before its first checkpoint: its files are moved to ``abandoned/<time>/``
+      in the directory (kept, not deleted; the report leaves them out) and the job starts again;
+    - nothing there: the job starts.
+
+    Raises ConfigError when the directory holds another job's run (a grid changed between two
+    passes of the queue renumbers its job directories).
+    """
+    last = run_dir / "checkpoints" / "last.ckpt"
+    record = read_results(run_dir / "results.json") if (run_dir / "results.json").is_file() else None
+    held = record.get("config") if record else _checkpoint_config(last) if last.is_file() else None
+    if held is not None:
+        theirs = {key: held.get(key) for key in IDENTITY}
+        ours = {key: job.get(key) for key in IDENTITY}
+        if theirs != ours:
+            raise ConfigError(
+                f"run directory {run_dir} holds the run {_named(theirs)}, not this job's "
+                f"{_named(ours)} (the grid changed?): give the queue a new hydra.sweep.dir"
+            )
+    if record is not None and record.get("status") in FINISHED:
+        return Continuation(finished=record)
+    if last.is_file():
+        return Continuation(ckpt_path=last)
+    found = held_run(run_dir)
+    if found and is_rank_zero():
+        aside = run_dir / ABANDONED / time.strftime("%Y-%m-%d_%H-%M-%S")
+        aside.mkdir(parents=True)
+        for name in found:
+            (run_dir / name).rename(aside / name)
+    return Continuation()
+
+
+def _checkpoint_config(path: Path) -> dict[str, Any]:
+    from seq2seq_lab.checkpoint import read_checkpoint
+
+    _, raw = read_checkpoint(path, mmap=True)
+    return dict(raw["hyper_parameters"].get("run_config") or {})
+
+
+def _named(identity: dict[str, Any]) -> str:
+    return "/".join(str(identity[key]) for key in IDENTITY[:2]) + f" seed {identity['seed']}"
+
+
 def check_sweep_dir(sweep_dir: Path) -> None:
     """Refuse a sweep directory that holds a sweep (:data:`SWEEP_MARKERS`, or a job directory
     that holds a run): its jobs would land in the old sweep's job directories."""
@@ -83,10 +154,12 @@ class RunDirGuard(Callback):
     refused directory is one line on stderr and exit code 2, like every user error."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
-        self._check(lambda: check_run_dir(_directory(config, "run"), config.get("ckpt_path")))
+        if not config.get("resume"):  # resume=true: train goes on with the run (continuation)
+            self._check(lambda: check_run_dir(_directory(config, "run"), config.get("ckpt_path")))
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        self._check(lambda: check_sweep_dir(_directory(config, "sweep")))
+        if not config.get("resume"):
+            self._check(lambda: check_sweep_dir(_directory(config, "sweep")))
 
     @staticmethod
     def _check(check: Any) -> None:

@@ -25,7 +25,7 @@ import hydra.utils
 
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.portable_paths import portable_record
-from seq2seq_lab.results import FINISHED
+from seq2seq_lab.results import ABANDONED, FINISHED
 from seq2seq_lab.training.convergence import late_gain
 
 RESULTS_FILE = "results.json"
@@ -266,7 +266,8 @@ class Unreadable:
 def find_runs(root: str | Path, exclude: Path | None = None) -> tuple[list[Run], list[Unreadable]]:
     """Every run under ``root`` (searched recursively for results.json), in path order, and
     the results.json files that could not be read. ``exclude``: a directory to skip (the
-    report's own output)."""
+    report's own output, when it lies inside ``root``). Runs a resumable queue set aside
+    (``results.ABANDONED``) are left out."""
     root = Path(root)
     if not root.exists():
         raise UserError(f"{root}: no such directory (expected a sweep directory or runs)")
@@ -274,9 +275,13 @@ def find_runs(root: str | Path, exclude: Path | None = None) -> tuple[list[Run],
         raise UserError(f"{root}: expected a directory of runs or a {RESULTS_FILE}")
     candidates = [root] if root.is_file() else sorted(root.rglob(RESULTS_FILE))
     excluded = exclude.resolve() if exclude is not None else None
+    if excluded is not None and (excluded == root.resolve() or excluded in root.resolve().parents):
+        excluded = None  # the runs lie inside the report's directory (a queue's <report>/runs/)
     runs, unreadable = [], []
     for path in candidates:
         if excluded is not None and excluded in path.resolve().parents:
+            continue
+        if root.is_dir() and ABANDONED in path.relative_to(root).parts:
             continue
         try:
             results = json.loads(path.read_text(encoding="utf-8"))

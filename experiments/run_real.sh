@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The real-data grids: a comparison on Multi30k at the `real_cpu` scale (conf/scale/real_cpu.yaml,
+# three seeds, each experiment's update budget or convergence rule), run as a resumable queue.
+# Every pass runs the whole sweep into the same directory with `resume=true`: a finished run is
+# kept, a run cut short (end of a session, kill -9) continues from its last.ckpt, the rest
+# start (seq2seq_lab/run_dir.py: continuation). After each pass the report is regenerated from
+# whatever has finished; its verdict stays inconclusive until every run it needs is there.
+#
+#   bash experiments/run_real.sh e4_norm_warmup                 # run or continue E4's grid
+#   bash experiments/run_real.sh e5_scaling e6_positions_heads  # one after the other
+#   REPORT_ONLY=1 bash experiments/run_real.sh e4_norm_warmup   # the report only
+#   SCALE=full bash experiments/run_real.sh e4_norm_warmup      # on a GPU (JOBS runs side by side)
+#   MINUTES=150 bash experiments/run_real.sh e4_norm_warmup     # end the pass after 150 minutes
+#
+# MINUTES ends a pass cleanly before a session does: its runs get SIGTERM, record themselves
+# "interrupted" beside their last.ckpt, and the next pass continues them.
+# Runs:   experiments/<name>/results-<data>/runs/<job>/ (committed without checkpoints and
+#         images, see .gitignore); the report beside them in experiments/<name>/results-<data>/.
+# Passes: experiments/<name>/results-<data>/wall_time.txt, one line each (command, runs
+#         finished, seconds, hardware); the grid's wall time is their sum.
+# Two jobs at a time with one thread each (JOBS=2; on a 2-core CPU ~1.8x the throughput of
+# one job with two threads). OVERRIDES adds Hydra overrides to every run; DATA names the
+# results directory (default multi30k, the scale's corpus).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python}
+[ -x .venv/bin/python ] && PY=${PYTHON:-.venv/bin/python}
+JOBS=${JOBS:-2}
+SCALE=${SCALE:-real_cpu}
+DATA=${DATA:-multi30k}
+RESULTS=${RESULTS:-experiments}
+read -r -a EXTRA <<< "${OVERRIDES:-}"
+THREADS=$(( JOBS > 1 ? 1 : 2 ))
+[ "$SCALE" = full ] && THREADS=null  # on a GPU the CPU threads are not the budget
+[ $# -gt 0 ] || { echo "usage: run_real.sh EXPERIMENT... (conf/experiment/*.yaml)" >&2; exit 2; }
+for name in "$@"; do
+  [ -f "conf/experiment/$name.yaml" ] || { echo "run_real.sh: no conf/experiment/$name.yaml" >&2; exit 2; }
+done
+
+for name in "$@"; do
+  out="$RESULTS/$name/results-$DATA"
+  runs="$out/runs"
+  command=("$PY" -m seq2seq_lab.train -m "experiment=$name" "scale=$SCALE" resume=true
+           hydra/launcher=joblib "hydra.launcher.n_jobs=$JOBS" "threads=$THREADS"
+           '~callbacks.progress_bar' "${EXTRA[@]}" "hydra.sweep.dir=$runs")
+  mkdir -p "$out"
+  if [ -z "${REPORT_ONLY:-}" ]; then
+    start=$(date +%s)
+    status=0
+    limit=()
+    [ -n "${MINUTES:-}" ] && limit=(timeout --signal=TERM --kill-after=120 "${MINUTES}m")
+    # a failed job (or the time limit) fails the sweep: the report still shows the rest
+    "${limit[@]}" "${command[@]}" || status=$?
+    end=$(date +%s)
+    finished=$(grep -lE '"status": "(completed|diverged)"' "$runs"/*/results.json 2>/dev/null | wc -l)
+    jobs=$("$PY" -c "from seq2seq_lab.report.grid import axes, compose_experiment, seeds, settings
+grid = axes(compose_experiment('$name', '$SCALE'))
+print(len(settings(grid)) * max(1, len(seeds(grid))))" 2>/dev/null || echo '?')
+    cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) x $(nproc)"
+    gpu=$(command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name --format=csv,noheader | head -1 || echo none)
+    [ -f "$out/wall_time.txt" ] \
+      || echo "experiment: $name (resumable queue: one line per pass; the grid's wall time is their sum)" > "$out/wall_time.txt"
+    {
+      echo "pass: finished $(date -u +%Y-%m-%dT%H:%M:%SZ), wall_seconds: $(( end - start )), runs finished: $finished of $jobs, exit: $status, cpu: $cpu, gpu: $gpu, command: ${command[*]}"
+    } >> "$out/wall_time.txt"
+    echo "run_real.sh: $name pass took $(( (end - start) / 60 )) min, $finished of $jobs runs finished -> $out"
+  fi
+  "$PY" -m seq2seq_lab.report "$runs" --out "$out" || echo "run_real.sh: report of $name failed" >&2
+done
