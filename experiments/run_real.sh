@@ -50,9 +50,23 @@ for name in "$@"; do
     limit=()
     [ -n "${MINUTES:-}" ] && limit=(timeout --signal=TERM --kill-after=120 "${MINUTES}m")
     # a failed job (or the time limit) fails the sweep: the report still shows the rest
-    "${limit[@]}" "${command[@]}" || status=$?
+    "${limit[@]}" "${command[@]}" &
+    pid=$!
+    wait "$pid" || status=$?
+    if [ -n "${MINUTES:-}" ]; then
+      # timeout signals its whole process group (the launcher's workers too) and returns once
+      # the launcher has exited: give each started run up to a minute to write its record,
+      # then end the idle workers left in the group
+      for _ in $(seq 60); do
+        started=$(find "$runs" -mindepth 2 -maxdepth 2 \( -name csv -o -name checkpoints \) -printf '%h\n' | sort -u | wc -l)
+        recorded=$(find "$runs" -mindepth 2 -maxdepth 2 -name results.json | wc -l)
+        [ "$recorded" -ge "$started" ] && break
+        sleep 1
+      done
+      pkill -KILL -g "$pid" 2> /dev/null || true
+    fi
     end=$(date +%s)
-    finished=$(grep -lE '"status": "(completed|diverged)"' "$runs"/*/results.json 2>/dev/null | wc -l)
+    finished=$(grep -lE '"status": "(completed|diverged)"' "$runs"/*/results.json 2>/dev/null | wc -l || true)
     jobs=$("$PY" -c "from seq2seq_lab.report.grid import axes, compose_experiment, seeds, settings
 grid = axes(compose_experiment('$name', '$SCALE'))
 print(len(settings(grid)) * max(1, len(seeds(grid))))" 2>/dev/null || echo '?')
