@@ -7,8 +7,8 @@ from pathlib import Path
 import hydra.utils
 import pytest
 import torch
-from omegaconf import OmegaConf
 from conftest import CONF_DIR, FAMILIES, compose_config
+from omegaconf import OmegaConf
 
 from seq2seq_lab.config import instantiate
 from seq2seq_lab.models.attention.multi_head import MultiHeadAttention

@@ -59,8 +59,10 @@ def e1_sweep(root: Path) -> dict[str, list[float]]:
             heatmap=family == "bahdanau",
             overrides=[f"model={family}", f"seed={seed}", "experiment=e1_attention"],
             # Bahdanau (the best) has stopped rising: +0.25 over the last quarter; seq2seq not
-            validations=[[25 * k, 40.0 + (0.25 if k == 4 else 0.0) if family == "bahdanau"
-                          else 5.0 * k] for k in range(1, 5)],  # fmt: skip
+            validations=[
+                [25 * k, 40.0 + (0.25 if k == 4 else 0.0) if family == "bahdanau" else 5.0 * k]
+                for k in range(1, 5)
+            ],  # fmt: skip
         )
         if texts is not None:
             import json

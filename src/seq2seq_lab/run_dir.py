@@ -101,7 +101,9 @@ def continuation(run_dir: Path, job: dict[str, Any]) -> Continuation:
     passes of the queue renumbers its job directories).
     """
     last = run_dir / "checkpoints" / "last.ckpt"
-    record = read_results(run_dir / "results.json") if (run_dir / "results.json").is_file() else None
+    record = (
+        read_results(run_dir / "results.json") if (run_dir / "results.json").is_file() else None
+    )
     held = record.get("config") if record else _checkpoint_config(last) if last.is_file() else None
     if held is not None:
         theirs = {key: held.get(key) for key in IDENTITY}
