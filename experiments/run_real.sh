@@ -66,18 +66,18 @@ for name in "$@"; do
       pkill -KILL -g "$pid" 2> /dev/null || true
     fi
     end=$(date +%s)
-    finished=$(grep -lE '"status": "(completed|diverged)"' "$runs"/*/results.json 2>/dev/null | wc -l || true)
-    jobs=$("$PY" -c "from seq2seq_lab.report.grid import axes, compose_experiment, seeds, settings
+    # runs finished (the report's rule) and the grid's size, in one line: "F of J"
+    progress=$("$PY" -c "from seq2seq_lab.report.grid import axes, compose_experiment, seeds, settings
+from seq2seq_lab.report.runs import find_runs
 grid = axes(compose_experiment('$name', '$SCALE'))
-print(len(settings(grid)) * max(1, len(seeds(grid))))" 2>/dev/null || echo '?')
+print(sum(run.finished for run in find_runs('$runs')[0]), 'of',
+      len(settings(grid)) * max(1, len(seeds(grid))))" 2>/dev/null || echo '? of ?')
     cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) x $(nproc)"
     gpu=$(command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name --format=csv,noheader | head -1 || echo none)
     [ -f "$out/wall_time.txt" ] \
       || echo "experiment: $name (resumable queue: one line per pass; the grid's wall time is their sum)" > "$out/wall_time.txt"
-    {
-      echo "pass: finished $(date -u +%Y-%m-%dT%H:%M:%SZ), wall_seconds: $(( end - start )), runs finished: $finished of $jobs, exit: $status, cpu: $cpu, gpu: $gpu, command: ${command[*]}"
-    } >> "$out/wall_time.txt"
-    echo "run_real.sh: $name pass took $(( (end - start) / 60 )) min, $finished of $jobs runs finished -> $out"
+    echo "pass: finished $(date -u +%Y-%m-%dT%H:%M:%SZ), wall_seconds: $(( end - start )), runs finished: $progress, exit: $status, cpu: $cpu, gpu: $gpu, command: ${command[*]}" >> "$out/wall_time.txt"
+    echo "run_real.sh: $name pass took $(( (end - start) / 60 )) min, $progress runs finished -> $out"
   fi
   "$PY" -m seq2seq_lab.report "$runs" --out "$out" || echo "run_real.sh: report of $name failed" >&2
 done

@@ -165,12 +165,12 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     ``run_dir``); resuming from a checkpoint inside it continues that run. With
     ``resume=true`` the run goes on with what its directory holds (``run_dir.continuation``):
     a finished run's record is returned as it is, an unfinished run continues from its
-    ``last.ckpt``. A SIGTERM/SIGINT
-    is recorded as "interrupted" and raised as ``interruptions.Interrupted``.
+    ``last.ckpt``. A SIGTERM/SIGINT is recorded as "interrupted" and raised as
+    ``interruptions.Interrupted``.
     """
     run_dir = Path(cfg.paths.output_dir)
     if cfg.get("resume"):  # one job of a resumable queue: go on with what the directory holds
-        plan = continuation(run_dir, to_plain(cfg))
+        plan = continuation(run_dir, cfg)
         if plan.finished is not None:
             log.info("%s: finished before (%s), kept as it is", run_dir, plan.finished["status"])
             return plan.finished

@@ -85,8 +85,8 @@ class Continuation:
     ckpt_path: Path | None = None  # an unfinished run's checkpoint to continue from
 
 
-def continuation(run_dir: Path, job: dict[str, Any]) -> Continuation:
-    """What a resumable queue's job ``job`` (its config: :data:`IDENTITY` keys) does in
+def continuation(run_dir: Path, job: Any) -> Continuation:
+    """What a resumable queue's job ``job`` (its config, read for its :data:`IDENTITY`) does in
     ``run_dir``:
 
     - results.json with a :data:`~seq2seq_lab.results.FINISHED` status: the run is kept as it
