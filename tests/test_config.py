@@ -135,7 +135,7 @@ def test_at_cpu_each_family_takes_the_lr_its_size_file_declares(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("scale", "steps"), [("smoke", 4), ("cpu", 200), ("real_cpu", 200), ("full", 4000)]
+    ("scale", "steps"), [("smoke", 4), ("cpu", 200), ("real_cpu", 400), ("full", 4000)]
 )
 def test_e4_warmup_follows_the_scale(scale, steps, tmp_path):
     cfg = compose_config("train", ["experiment=e4_norm_warmup", f"scale={scale}"], tmp_path)
@@ -215,6 +215,8 @@ def test_every_recipe_composes_and_builds_its_callbacks(recipe, tmp_path):
     hydra.utils.instantiate(cfg.schedule)
     hydra.utils.get_class(cfg.model._target_)
     for name, conf in cfg.callbacks.items():
+        if conf is None:  # a callback the scale switches off (real_cpu: early stopping)
+            continue
         callback = instantiate(conf, key=f"callbacks.{name}")
         if getattr(callback, "dirpath", None) is not None:  # checkpoints stay in the run dir
             assert Path(callback.dirpath).is_relative_to(tmp_path), name
