@@ -156,10 +156,14 @@ class RunDirGuard(Callback):
     refused directory is one line on stderr and exit code 2, like every user error."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        # ${hydra:...} in the directories and in a sweep's params (E4's lrs per scale) needs
+        # the Hydra config, which Hydra sets only after this callback and the sweeper
+        HydraConfig.instance().set_config(config)
         if not config.get("resume"):  # resume=true: train goes on with the run (continuation)
             self._check(lambda: check_run_dir(_directory(config, "run"), config.get("ckpt_path")))
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        HydraConfig.instance().set_config(config)
         if not config.get("resume"):
             self._check(lambda: check_sweep_dir(_directory(config, "sweep")))
 
@@ -175,7 +179,5 @@ class RunDirGuard(Callback):
 
 
 def _directory(config: DictConfig, mode: str) -> Path:
-    """``hydra.<mode>.dir`` as Hydra will resolve it (the same cached ``${run_stamp:}``);
-    ``${hydra:...}`` in it needs the Hydra config, which Hydra sets only later."""
-    HydraConfig.instance().set_config(config)
+    """``hydra.<mode>.dir`` as Hydra will resolve it (the same cached ``${run_stamp:}``)."""
     return Path(str(config.hydra[mode].dir))
