@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import compose_config, run_cli, tiny_overrides
+from omegaconf import OmegaConf
 from report_support import write_run
 
 from seq2seq_lab.errors import ConfigError
@@ -201,6 +202,22 @@ def test_a_queue_runs_its_sweep_again_into_the_same_directory(tmp_path, cache_di
     again = run_cli("train", "-m", *args)  # the sweep directory is not refused
     assert again.returncode == 0, again.stderr[-3000:]
     assert {p: p.read_bytes() for p in sweep_dir.glob("*/results.json")} == records
+
+
+def test_a_queue_sweeps_what_the_scale_sets_in_its_params(tmp_path, cache_dir):
+    """E4's lrs per scale (${hydra:runtime.choices.scale} in its sweep params) resolve in a
+    resumable sweep too, which skips the directory check (a real_cpu queue once failed here
+    before its first job); the command line narrows the grid to one setting at both lrs."""
+    sweep_dir = tmp_path / "sweep"
+    proc = run_cli("train", "-m", "experiment=e4_norm_warmup", *tiny_overrides("transformer"),
+                   "model.norm=pre", "schedule.linear_warmup=true", "model.encoder_layers=1",
+                   "seed=1", "trainer.max_steps=1", "test=false", "resume=true",
+                   f"paths.cache_dir={cache_dir}", f"hydra.sweep.dir={sweep_dir}")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lrs = [
+        OmegaConf.load(job / ".hydra" / "config.yaml").optim.lr for job in sweep_dir.glob("[0-9]*")
+    ]
+    assert sorted(lrs) == [5e-4, 1e-3]  # conf/experiment/e4_norm_warmup.yaml: e4_lrs.smoke
 
 
 def test_a_report_finds_the_runs_kept_inside_its_own_directory(tmp_path):
