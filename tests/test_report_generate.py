@@ -295,13 +295,17 @@ def test_each_report_writes_the_summary_the_readme_tables_show(generated, tmp_pa
     assert bahdanau["seeds"] == 2 and bahdanau["late_val_gain"] == pytest.approx(0.25)
     # the README table reads the committed copy: one row per comparison
     experiments = tmp_path / "experiments"
-    committed = experiments / "e1_attention" / COMMITTED / "e1_attention"
+    # (one row per comparison and committed folder: the synthetic grid, then Multi30k)
+    committed = experiments / "e1_attention" / COMMITTED[0] / "e1_attention"
     committed.mkdir(parents=True)
     (committed / "verdict.json").write_text(path.read_text())
+    (committed / "report.md").write_text("the report\n")
     block = verdict_block(experiments, tmp_path)
-    rows = [x for x in block.splitlines() if x.startswith("| [")]
-    assert len(rows) == len(SPECS)
+    rows = [x for x in block.splitlines() if x.startswith("| ")][1:]  # below the header
+    assert len(rows) == len(SPECS) * len(COMMITTED) == 2 * len(SPECS)
     (e1,) = [r for r in rows if "e1_attention/results-cpu/e1_attention/report.md" in r]
     assert "(0 seeds, `cpu`, synthetic test corpus)" in e1
     assert "**inconclusive (0 seeds)**: " in e1 and SPECS["e1_attention"].published[:40] in e1
-    assert sum("not run under the current protocol yet" in r for r in rows) == len(SPECS) - 1
+    assert sum("not run under the current protocol yet" in r for r in rows) == len(rows) - 1
+    # a report not committed yet is named, not linked; its row says the finding is as above
+    assert rows[1].startswith("| E1 on multi30k | as above | not run")
