@@ -137,6 +137,8 @@ def test_train_cli_prints_one_line_and_exits_2_for_a_bad_checkpoint(trained, tmp
         ("module.val_decoding.max_len_a=-1", "module.val_decoding.max_len_a"),
         ("module.divergence.patience=0", "module.divergence.patience"),
         ("+decoding.beam_size=3", "decoding.*: train has no decoding section"),
+        ("length_probe=[1,0]", r"length_probe=\[1, 0\]: expected a list of pairs to join"),
+        ("length_probe=2", "length_probe=2: expected a list"),
     ],
 )
 def test_train_settings_are_checked_before_the_data_is_read(override, key, tmp_path, cache_dir):

@@ -25,7 +25,7 @@ from seq2seq_lab.training.divergence import DivergenceRule
 
 def check_train_inputs(cfg: DictConfig) -> ResumePoint | None:
     """``train``'s settings that fail only late otherwise (the decoding of the validation and
-    test sets, the divergence rule) and its ``ckpt_path``: readable, a seq2seq-lab training
+    test sets, the divergence rule, the length probe's joins) and its ``ckpt_path``: readable, a seq2seq-lab training
     checkpoint of the family of ``model=``, with the training state to resume from. Returns
     the checkpoint's :class:`ResumePoint` (to check that the built model fits it), or None."""
     if cfg.get("decoding") is not None:
@@ -36,6 +36,13 @@ def check_train_inputs(cfg: DictConfig) -> ResumePoint | None:
     for key in ("val_decoding", "test_decoding"):
         DecodingSettings.from_config(to_plain(cfg.module[key]), f"module.{key}")
     DivergenceRule(**to_plain(cfg.module.divergence))
+    joins = to_plain(cfg.get("length_probe", []))
+    if not isinstance(joins, list) or not all(
+        isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in joins
+    ):
+        raise ConfigError(
+            f"length_probe={joins}: expected a list of pairs to join (integers >= 1), or []"
+        )
     if not cfg.get("ckpt_path"):
         return None
     return check_resume_point(cfg.ckpt_path, expected_family=family_of(to_plain(cfg.model)))

@@ -273,6 +273,13 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             test = write_test_outputs(run_dir, module.test_results)
             results["sacrebleu_signature"] = test.pop("sacrebleu_signature")
             results["test"] = test
+            if cfg.get("length_probe"):  # the tested checkpoint on inputs longer than training
+                started = time.perf_counter()
+                results["length_probe"] = run_length_probe(
+                    module, datamodule, list(cfg.length_probe), run_dir
+                )
+                signals.raise_if_received()
+                results["timing"]["length_probe_seconds"] = time.perf_counter() - started
         return results
     except Exception as error:
         results["status"] = "failed"
@@ -292,6 +299,50 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             if is_rank_zero():
                 write_results(run_dir / "results.json", results)
             finish_wandb()
+
+
+PROBE_BATCH = 64  # sentences per decoder call in the length probe (outputs do not depend on it)
+
+
+def run_length_probe(
+    module: Seq2SeqModule, datamodule: Any, joins: list[int], run_dir: Path
+) -> dict[str, Any]:
+    """:func:`seq2seq_lab.analysis.length_probe.length_probe` on the tested split, decoded
+    with the validation settings (greedy: every model of a comparison alike, and the long
+    joined inputs stay cheap), its hypotheses written to RUN/length_probe/join-<k>.txt."""
+    from seq2seq_lab.analysis.length_probe import length_probe
+
+    sources, references = datamodule.raw_pairs(datamodule.split)
+    decoding = module.val_decoding
+
+    def translate(lines: list[str]) -> list[str]:
+        # sorted by length so that a batch pads little; each output is independent of its batch
+        order = sorted(range(len(lines)), key=lambda i: len(lines[i]))
+        result = translate_lines(
+            module, datamodule, [lines[i] for i in order], decoding, PROBE_BATCH
+        )
+        if result.truncated:
+            log.warning("length probe: %d inputs cut to the model's limit", len(result.truncated))
+        out = [""] * len(lines)
+        for i, text in zip(order, result.lines):
+            out[i] = text
+        return out
+
+    was_training = module.training
+    module.eval()
+    try:
+        with torch.inference_mode():
+            probe = length_probe(translate, sources, references, joins)
+    finally:
+        module.train(was_training)
+    if is_rank_zero():
+        for k, lines in probe.pop("hypotheses").items():
+            write_text(run_dir / "length_probe" / f"join-{k}.txt", "".join(x + "\n" for x in lines))
+    else:
+        probe.pop("hypotheses")
+    probe["decoding"] = decoding.to_dict()
+    probe["split"] = datamodule.split
+    return probe
 
 
 # ---------------------------------------------------------------------------- eval

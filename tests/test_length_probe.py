@@ -1,0 +1,100 @@
+"""The length probe (analysis/length_probe.py): joined test pairs, their scoring by source
+length, and the probe a training run records (pipeline.run_length_probe)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from conftest import compose_config, tiny_overrides
+from sacrebleu.metrics import BLEU
+
+from seq2seq_lab.analysis.length_probe import join_consecutive, length_probe
+from seq2seq_lab.checkpoint import load_checkpoint
+from seq2seq_lab.pipeline import build_datamodule, train, translate_lines
+
+SOURCES = ["a b", "c", "d e f", "g", "h i"]
+REFERENCES = ["A B", "C", "D E F", "G", "H I"]
+
+
+def test_joining_k_pairs_concatenates_sources_and_references_alike():
+    # the module docstring's x^(k)_i and y^(k)_i for N = 5: floor(5 / 2) = 2 inputs of 2 pairs
+    assert join_consecutive(SOURCES, REFERENCES, 2) == (
+        ["a b c", "d e f g"],
+        ["A B C", "D E F G"],
+    )
+    assert join_consecutive(SOURCES, REFERENCES, 1) == (SOURCES, REFERENCES)
+    assert join_consecutive(SOURCES, REFERENCES, 5) == (
+        ["a b c d e f g h i"],
+        ["A B C D E F G H I"],
+    )
+    assert join_consecutive(SOURCES, REFERENCES, 6) == ([], [])
+    with pytest.raises(ValueError, match="expected 1 or more"):
+        join_consecutive(SOURCES, REFERENCES, 0)
+
+
+def _words(n: int, start: int = 0) -> str:
+    return " ".join(f"w{i}" for i in range(start, start + n))
+
+
+def test_the_probe_scores_each_join_and_the_source_length_buckets_over_all():
+    # 8 test pairs of 8 words each (references = sources): joins of 1, 2, 4 give 8-, 16- and
+    # 32-word inputs. A "model" that translates only its first 10 words is perfect on the
+    # 1-10 bucket and loses the rest as inputs grow.
+    sources = [_words(8, 8 * i) for i in range(8)]
+    seen = []
+
+    def first_ten(lines):
+        seen.append(list(lines))
+        return [" ".join(line.split()[:10]) for line in lines]
+
+    probe = length_probe(first_ten, sources, sources, joins=[4, 1, 2, 2], edges=(10, 20))
+    assert [len(batch) for batch in seen] == [8, 4, 2]  # each k once, in increasing order
+    assert list(probe["joins"]) == ["1", "2", "4"]
+    assert probe["joins"]["2"]["inputs"] == 4 and probe["joins"]["4"]["source_words"] == 32
+    assert probe["joins"]["1"]["bleu"] == pytest.approx(100.0)
+    buckets = probe["bleu_by_length"]
+    assert {b: e["count"] for b, e in buckets.items()} == {"1-10": 8, "11-20": 4, "21+": 2}
+    assert buckets["1-10"]["bleu"] == pytest.approx(100.0)
+    assert buckets["21+"]["bleu"] < buckets["11-20"]["bleu"] < 100.0
+    # a bucket's BLEU is sacrebleu's corpus BLEU of the inputs it holds
+    hyps, refs = probe["hypotheses"]["4"], join_consecutive(sources, sources, 4)[1]
+    assert buckets["21+"]["bleu"] == pytest.approx(BLEU().corpus_score(hyps, [refs]).score)
+
+
+def test_a_probe_needs_joins_and_one_hypothesis_per_input():
+    with pytest.raises(ValueError, match="at least one join"):
+        length_probe(lambda x: x, SOURCES, REFERENCES, joins=[])
+    with pytest.raises(ValueError, match="5 inputs gave 4 hypotheses"):
+        length_probe(lambda x: x[:4], SOURCES, REFERENCES, joins=[1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["bahdanau", "transformer"])
+def test_a_training_run_records_the_probe_of_its_tested_checkpoint(family, tmp_path, cache_dir):
+    overrides = tiny_overrides(family, "trainer.max_steps=30", "length_probe=[1,3]")
+    cfg = compose_config("train", overrides, tmp_path, cache_dir)
+    results = train(cfg)
+    probe = json.loads((tmp_path / "results.json").read_text())["length_probe"]
+    assert probe == results["length_probe"]
+    assert probe["split"] == "test" and probe["decoding"]["beam_size"] == 1  # greedy
+    n = results["test"]["sentences"]
+    assert [probe["joins"][k]["inputs"] for k in ("1", "3")] == [n, n // 3]
+    assert sum(b["count"] for b in probe["bleu_by_length"].values()) == n + n // 3
+    # the probe's join-1 outputs are the tested checkpoint's greedy translations of each test
+    # sentence on its own: sorting the inputs by length for batching changes nothing
+    ckpt = load_checkpoint(results["training"]["best_checkpoint"].replace(
+        "${paths.output_dir}", str(tmp_path)))  # fmt: skip
+    datamodule = build_datamodule(ckpt.run_config["data"])
+    datamodule.load_state_dict(ckpt.datamodule_state)
+    sources, _ = datamodule.raw_pairs("test")
+    ckpt.module.eval()
+    with torch.inference_mode():
+        alone = [
+            translate_lines(ckpt.module, datamodule, [s], ckpt.module.val_decoding, 1).lines[0]
+            for s in sources
+        ]
+    written = (tmp_path / "length_probe" / "join-1.txt").read_text(encoding="utf-8")
+    assert written.splitlines() == alone
+    assert (tmp_path / "length_probe" / "join-3.txt").read_text().count("\n") == n // 3
