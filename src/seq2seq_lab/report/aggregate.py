@@ -145,19 +145,20 @@ class Variant:
         found = [run.init_diagnostics() for run in self.runs if run.finished]
         return [record for record in found if record]
 
-    def bleu_by_length(self) -> dict[str, MeanStd]:
-        """{bucket: BLEU over seeds} from the runs' test.bleu_by_length, buckets in order."""
+    def bleu_by_length(self, record: str = "test") -> dict[str, MeanStd]:
+        """{bucket: BLEU over seeds} from the runs' ``<record>.bleu_by_length`` (the test, or
+        the length probe's joined inputs: "length_probe"), buckets in order."""
         per_bucket: dict[str, list[float]] = {}
         for run in self.runs:
-            for bucket, entry in (run.test.get("bleu_by_length") or {}).items():
+            for bucket, entry in run.buckets(record).items():
                 if isinstance(entry, dict) and entry.get("bleu") is not None:
                     per_bucket.setdefault(bucket, []).append(float(entry["bleu"]))
         return {b: mean_std(per_bucket[b]) for b in sorted(per_bucket, key=bucket_key)}
 
-    def bucket_counts(self) -> dict[str, int]:
-        """{bucket: sentences} (the test set is the same for every seed: the first run's)."""
+    def bucket_counts(self, record: str = "test") -> dict[str, int]:
+        """{bucket: sentences} (the inputs are the same for every seed: the first run's)."""
         for run in self.runs:
-            buckets = run.test.get("bleu_by_length") or {}
+            buckets = run.buckets(record)
             if buckets:
                 return {b: int(e.get("count", 0)) for b, e in buckets.items()}
         return {}

@@ -28,9 +28,12 @@ class Assessment:
     differences: list[Difference] = field(default_factory=list)  # the spec's contrasts
 
 
-def assess(name: str, runs: list[Run], root: Path) -> Assessment:
-    """The assessment of the runs of experiment ``name``."""
-    spec = spec_for(name)
+def assess(
+    name: str, runs: list[Run], root: Path, spec: ExperimentSpec | None = None
+) -> Assessment:
+    """The assessment of the runs of experiment ``name`` by its own spec, or by ``spec`` (a
+    comparison that reads them: ``experiments.READERS``)."""
+    spec = spec or spec_for(name)
     scales = {run.scale for run in runs}
     grid = grid_settings(name, scales.pop()) if len(scales) == 1 and spec.checks else None
     comparison = Comparison(spec, runs, grid=grid)

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seq2seq_lab.report.assessment import Assessment, assess
+from seq2seq_lab.report.experiments import READERS
 from seq2seq_lab.report.figures import Figures, draw_figures
 from seq2seq_lab.report.markdown import experiment_markdown, index_markdown, relative
 from seq2seq_lab.report.runs import Run, Unreadable, find_runs
-from seq2seq_lab.report.spec import Comparison
+from seq2seq_lab.report.spec import Comparison, ExperimentSpec
 from seq2seq_lab.report.summary import SUMMARY_FILE, write_summary
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,8 @@ class ExperimentReport:
 
     @property
     def name(self) -> str:
-        return self.assessment.name
+        """The comparison's name: the experiment's, or that of a comparison reading its runs."""
+        return self.assessment.spec.name
 
 
 def write_runs_csv(comparison: Comparison, root: Path, path: Path) -> Path:
@@ -95,16 +97,28 @@ def build_experiment(
     runs: list[Run],
     root: Path,
     out_dir: Path,
+    spec: ExperimentSpec | None = None,
 ) -> ExperimentReport:
-    """Everything of one experiment's section, written under ``out_dir``."""
+    """Everything of one experiment's section, written under ``out_dir`` (by ``spec``: a
+    comparison that reads the experiment's runs; default the experiment's own)."""
     clear_outputs(out_dir)
-    assessment = assess(name, runs, root)
+    assessment = assess(name, runs, root, spec)
     figures = draw_figures(assessment.spec, assessment.comparison, out_dir)
     write_runs_csv(assessment.comparison, root, out_dir / "runs.csv")
     path = out_dir / "report.md"
     path.write_text(experiment_markdown(assessment, figures, out_dir), encoding="utf-8")
     write_summary(assessment, out_dir)
     return ExperimentReport(assessment, figures, path)
+
+
+def readers(name: str, runs: list[Run]) -> list[ExperimentSpec]:
+    """The comparisons made from experiment ``name``'s runs (``experiments.READERS``), those
+    that need a record (the length probe's) only when some run has it."""
+    return [
+        spec
+        for spec in READERS.get(name, ())
+        if spec.needs_record is None or any(run.results.get(spec.needs_record) for run in runs)
+    ]
 
 
 @dataclass
@@ -136,18 +150,17 @@ def generate_report(
         by_experiment = {k: v for k, v in by_experiment.items() if k in experiments}
     reports, failed = [], {}
     for name in sorted(by_experiment):
-        try:
-            reports.append(
-                build_experiment(
-                    name,
-                    by_experiment[name],
-                    root,
-                    out_dir / directory_name(name),
+        runs_of = by_experiment[name]
+        # the experiment's own report, then those of the comparisons its runs also make
+        for spec in (None, *readers(name, runs_of)):
+            section = name if spec is None else spec.name
+            try:
+                reports.append(
+                    build_experiment(name, runs_of, root, out_dir / directory_name(section), spec)
                 )
-            )
-        except Exception as error:  # one broken section must not cost the other reports
-            log.exception("the report of %s could not be built", name)
-            failed[name] = f"{type(error).__name__}: {error}"
+            except Exception as error:  # one broken section must not cost the other reports
+                log.exception("the report of %s could not be built", section)
+                failed[section] = f"{type(error).__name__}: {error}"
     out_dir.mkdir(parents=True, exist_ok=True)
     index = out_dir / "README.md"
     written = [(r.assessment, r.path) for r in reports]

@@ -413,7 +413,7 @@ def index_markdown(
     lines.append("")
     rows = [
         [
-            f"[{a.name}]({relative(path, out)})",
+            f"[{a.spec.name}]({relative(path, out)})",
             a.spec.title,
             status_summary(a.comparison.runs),
             f"**{a.verdict.outcome}**",

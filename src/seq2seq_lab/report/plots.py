@@ -60,16 +60,17 @@ class BleuByLength:
     line: KeyFn | None = None
     name: str = "bleu_by_length"
     caption: str = "Test BLEU by source-length bucket (mean over seeds, bars: std)"
+    record: str = "test"  # or "length_probe": the test inputs joined k at a time
 
     def draw(self, comparison: Comparison, out_dir: Path) -> list[Path]:
-        curves = [(v, v.bleu_by_length()) for v in comparison.variants]
+        curves = [(v, v.bleu_by_length(self.record)) for v in comparison.variants]
         curves = [(v, c) for v, c in curves if c]
         if not curves:
             return []
         buckets = sorted({b for _, c in curves for b in c}, key=bucket_key)
         counts: dict[str, int] = {}
         for variant, _ in curves:
-            for bucket, n in variant.bucket_counts().items():
+            for bucket, n in variant.bucket_counts(self.record).items():
                 counts.setdefault(bucket, n)
         figure = Figure(figsize=(7.5, 4.5), layout="constrained")
         ax = figure.add_subplot()
@@ -106,7 +107,9 @@ class BleuByLength:
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-        ax.set_title("BLEU by source length")
+        ax.set_title(
+            "BLEU by source length" + (" (joined test inputs)" if self.record != "test" else "")
+        )
         return [save(figure, out_dir / f"{self.name}.png")]
 
 

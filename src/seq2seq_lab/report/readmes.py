@@ -25,7 +25,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from seq2seq_lab.config import CONF_DIR, REPOSITORY
-from seq2seq_lab.report.experiments import SPECS
+from seq2seq_lab.report.experiments import READERS, SPECS
 from seq2seq_lab.report.grid import SEED, Axis, axes, compose_experiment, seeds, settings
 from seq2seq_lab.report.markdown import finding_lines, table, training_budget
 from seq2seq_lab.report.spec import ExperimentSpec
@@ -92,6 +92,25 @@ def _command(name: str, scale: str) -> str:
     return f"`python -m seq2seq_lab.train -m experiment={name} scale={scale}`"
 
 
+def _reader_lines(name: str) -> list[str]:
+    """The finding and rule of each comparison made from experiment ``name``'s runs (its
+    report is written beside the experiment's, in ``<results>/<comparison name>/``)."""
+    lines = []
+    for reader in READERS.get(name, ()):
+        source = spec_source(reader.name)
+        lines += [
+            f"## {reader.title}",
+            "",
+            f"A second comparison from the same runs, its report in `{reader.name}/` beside "
+            f"this one's. Finding, checks and thresholds: [`{source}`](../../{source}).",
+            "",
+            *finding_lines(reader),
+            *_verdict_rule(reader),
+            "",
+        ]
+    return lines
+
+
 def _verdict_rule(spec: ExperimentSpec) -> list[str]:
     if not spec.checks:
         return [spec.rule_text()]
@@ -129,6 +148,7 @@ def experiment_block(name: str) -> str:
         *finding_lines(spec),
         *_verdict_rule(spec),
         "",
+        *_reader_lines(name),
         "## Grid and commands",
         "",
         "One job per combination of the values in `hydra.sweeper.params`:",
@@ -161,19 +181,29 @@ def index_block() -> str:
 
 
 def verdict_block(experiments: Path, readme_dir: Path) -> str:
-    """The verdict table, one row per comparison, its links relative to ``readme_dir``."""
+    """The verdict table, its links relative to ``readme_dir``: one row per comparison and
+    committed folder; a comparison made from another's runs (``READERS``: the length probe,
+    which only some scales record) only where its report exists, else one row saying so."""
     entries = []
-    for name, spec in SPECS.items():
-        for i, folder in enumerate(COMMITTED):
-            report = experiments / name / folder / name / "report.md"
+    for name, spec in [(n, s) for e in SPECS for n, s in _with_readers(e)]:
+        reports = [experiments / (spec.reads or name) / f / name / "report.md" for f in COMMITTED]
+        shown = [r for r in reports if r.is_file()] if spec.reads else reports
+        for i, report in enumerate(shown or reports[:1]):
             # the first row names the comparison; the next ones its other data, same finding
-            title = spec.title if i == 0 else f"{spec.title.split()[0]} on {folder[8:]}"
+            short = spec.title.split(":")[0] if spec.reads else spec.title.split()[0]
+            folder = report.parent.parent.name
+            title = spec.title if i == 0 else f"{short} on {folder.removeprefix('results-')}"
             link = f"[{title}]({os.path.relpath(report, readme_dir)})"
             if not report.is_file():
                 link = title
             published = spec.published if i == 0 else "as above"
             entries.append((link, published, read_summary(report.parent / SUMMARY_FILE)))
     return "\n".join([TABLE_BEGIN, table(HEADER, verdict_rows(entries)), TABLE_END])
+
+
+def _with_readers(name: str) -> list[tuple[str, ExperimentSpec]]:
+    """The experiment's comparison, then those made from its runs (``READERS``)."""
+    return [(name, SPECS[name]), *((r.name, r) for r in READERS.get(name, ()))]
 
 
 def with_block(text: str, block: str, pattern: re.Pattern[str] = BLOCK) -> str:

@@ -124,6 +124,14 @@ class Run:
     def test(self) -> dict[str, Any]:
         return self.results.get("test") or {}
 
+    def buckets(self, record: str = "test") -> dict[str, Any]:
+        """``<record>.bleu_by_length`` ({bucket: {"bleu", "count"}}) of a finished run: of its
+        test, or of another record that scores by source length (``length_probe``)."""
+        if not self.finished:
+            return {}
+        found = self.test if record == "test" else (self.results.get(record) or {})
+        return found.get("bleu_by_length") or {}
+
     def score(self, name: str) -> float | None:
         """A test score (bleu, chrf, ter, ppl, loss) if the run finished and was tested."""
         return _finite(self.test.get(name)) if self.finished else None

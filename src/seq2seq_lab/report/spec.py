@@ -119,6 +119,10 @@ class ExperimentSpec:
     contrasts: Callable[[Comparison], list[tuple[Variant, Variant]]] = lambda c: []
     plots: tuple[Plot, ...] = ()
     order: Callable[[Role], Any] | None = None  # table row order (default: by label)
+    # A comparison made from another experiment's runs (the length probe reads E1's): that
+    # experiment's name, and the results.json record without which its report is not written
+    reads: str | None = None
+    needs_record: str | None = None
 
     def __post_init__(self) -> None:
         mains = [c for c in self.checks if c.main]

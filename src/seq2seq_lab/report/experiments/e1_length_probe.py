@@ -1,0 +1,157 @@
+"""Length beyond training, on E1's runs (Bahdanau et al. 2014, Fig. 2): plain seq2seq against
+the attention models on test inputs made longer than any training sentence by joining
+consecutive test pairs (seq2seq_lab/analysis/length_probe.py; E1 records it at real_cpu and
+full as ``length_probe`` in results.json).
+
+Per run, with b_1 the probe's BLEU on the test set as it is (the join of 1 pair: on Multi30k
+every test sentence is within the training lengths) and b_L its BLEU on the longest
+source-length bucket that holds at least MIN_BUCKET_SENTENCES joined inputs, the retention
+
+    r = b_L / b_1
+
+is the share of its in-length quality a model keeps on the long inputs. Retentions are
+compared across seeds with an exact one-sided Mann-Whitney test (three seeds against three:
+p = 0.05 exactly when every seed of one model is above every seed of the other).
+"""
+
+from __future__ import annotations
+
+from scipy import stats
+
+from seq2seq_lab.report.aggregate import Variant, bucket_key, mean_std
+from seq2seq_lab.report.experiments.common import (
+    MIN_BUCKET_SENTENCES,
+    family_order,
+    family_role,
+    lacks,
+)
+from seq2seq_lab.report.experiments.e1_attention import E1
+from seq2seq_lab.report.plots import BleuByLength
+from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding
+
+RECORD = "length_probe"  # the results.json record (seq2seq_lab.pipeline.run_length_probe)
+RETAINED_MORE = 0.10  # "clearly larger share": at least 10 points of retention more
+COLLAPSED = 0.5  # plain seq2seq "collapses": it keeps less than half
+ALPHA = 0.05
+
+
+def _probed(c: Comparison) -> list[Variant]:
+    return [v for v in c.variants if v.bleu_by_length(RECORD)]
+
+
+def long_bucket(variants: list[Variant]) -> str | None:
+    """The longest probe bucket with at least MIN_BUCKET_SENTENCES inputs in every variant."""
+    common: set[str] | None = None
+    for variant in variants:
+        counts = variant.bucket_counts(RECORD)
+        scored = {b for b, n in counts.items() if n >= MIN_BUCKET_SENTENCES}
+        common = scored if common is None else common & scored
+    return max(common, key=bucket_key) if common else None
+
+
+def retentions(variant: Variant, bucket: str) -> list[float]:
+    """r = b_L / b_1 of each finished run that has the probe (module docstring)."""
+    found = []
+    for run in variant.runs:
+        probe = run.results.get(RECORD) or {}
+        whole = ((probe.get("joins") or {}).get("1") or {}).get("bleu")
+        on_bucket = (run.buckets(RECORD).get(bucket) or {}).get("bleu")
+        if run.finished and whole and on_bucket is not None:
+            found.append(float(on_bucket) / float(whole))
+    return found
+
+
+def _text(values: list[float]) -> str:
+    return mean_std(values).format(2)
+
+
+def _setup(c: Comparison) -> tuple[Variant, list[Variant], str] | Finding:
+    probed = _probed(c)
+    plain = next((v for v in probed if v.role.get("family") == "seq2seq"), None)
+    attention = [v for v in probed if v.role.get("family") not in ("seq2seq", None)]
+    if plain is None or not attention:
+        return lacks("the length probe of plain seq2seq and at least one attention model")
+    bucket = long_bucket([plain, *attention])
+    if bucket is None:
+        return lacks(f"a probe bucket with >= {MIN_BUCKET_SENTENCES} inputs in every run")
+    return plain, attention, bucket
+
+
+def _retains_more(c: Comparison) -> Finding:
+    setup = _setup(c)
+    if isinstance(setup, Finding):
+        return setup
+    plain, attention, bucket = setup
+    base = retentions(plain, bucket)
+    cases, holds = [], True
+    for model in attention:
+        kept = retentions(model, bucket)
+        if len(kept) < 2 or len(base) < 2:
+            return lacks(f"two or more probed seeds of seq2seq and {model.label}")
+        gain = mean_std(kept).mean - mean_std(base).mean
+        p = float(stats.mannwhitneyu(kept, base, alternative="greater", method="exact").pvalue)
+        holds &= bool(gain >= RETAINED_MORE and p <= ALPHA)
+        cases.append(f"{model.label} {_text(kept)} ({gain:+.2f}, p {p:.3f})")
+    detail = f"b_L / b_1 on bucket {bucket}: seq2seq {_text(base)}; " + ", ".join(cases)
+    return Finding(holds, detail)
+
+
+def _plain_collapses(c: Comparison) -> Finding:
+    setup = _setup(c)
+    if isinstance(setup, Finding):
+        return setup
+    plain, _, bucket = setup
+    base = retentions(plain, bucket)
+    if not base:
+        return lacks("a probed seed of seq2seq with a score on the test set as it is")
+    whole = [v.mean for k, v in plain.bleu_by_length(RECORD).items() if k == bucket]
+    detail = f"seq2seq keeps {_text(base)} of its BLEU on bucket {bucket}" + (
+        f" ({whole[0]:.2f} BLEU)" if whole and whole[0] is not None else ""
+    )
+    return Finding(bool(mean_std(base).mean < COLLAPSED), detail)
+
+
+LENGTH_PROBE = ExperimentSpec(
+    name="e1_length_probe",
+    title="E1 length beyond training: joined test inputs (Bahdanau et al. 2014, Fig. 2)",
+    published=(
+        "WMT14 en-fr, BLEU by sentence length: the RNN encoder-decoder's BLEU drops sharply as "
+        "sentences get longer (RNNencdec-30 and -50 fall well below 10 past 40-50 words), while "
+        "RNNsearch-50 does not deteriorate even beyond 50 words."
+    ),
+    expected=(
+        "On test inputs several times longer than any training sentence (consecutive test2016 "
+        "pairs joined), plain seq2seq collapses and the attention models keep a far larger "
+        "share of their in-length BLEU."
+    ),
+    role=family_role,
+    order=family_order,
+    checks=(
+        Check(
+            f"on the longest probe bucket (>= {MIN_BUCKET_SENTENCES} joined inputs) every "
+            "attention model keeps a clearly larger share of its in-length BLEU than plain "
+            f"seq2seq (retention b_L / b_1 at least {RETAINED_MORE:g} higher, exact one-sided "
+            f"Mann-Whitney test across seeds at {ALPHA:g})",
+            _retains_more,
+            main=True,
+        ),
+        Check(
+            f"plain seq2seq collapses: it keeps less than {COLLAPSED:g} of its in-length BLEU "
+            "on that bucket (mean over seeds)",
+            _plain_collapses,
+        ),
+    ),
+    floor=E1.floor,
+    plots=(
+        BleuByLength(
+            name="probe_bleu_by_length",
+            caption=(
+                "BLEU by source-length bucket on the test set joined 1, 2, ... pairs at a time "
+                "(greedy; mean over seeds, bars: std)"
+            ),
+            record=RECORD,
+        ),
+    ),
+    reads=E1.name,
+    needs_record=RECORD,
+)

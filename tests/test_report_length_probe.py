@@ -1,0 +1,115 @@
+"""The length probe's comparison (report/experiments/e1_length_probe.py) on synthetic E1
+runs: its verdict per outcome, and its report written beside E1's from the same runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from report_support import write_run
+
+from seq2seq_lab.report.experiments import READERS
+from seq2seq_lab.report.experiments.e1_length_probe import LENGTH_PROBE, retentions
+from seq2seq_lab.report.generate import generate_report
+from seq2seq_lab.report.runs import find_runs
+from seq2seq_lab.report.spec import NOT_REPRODUCED, PARTLY, REPRODUCED, Comparison
+
+FAMILIES = ("seq2seq", "bahdanau", "luong", "transformer")
+
+
+def probe_run(path: Path, family: str, seed: int, whole: float, long: float) -> None:
+    """An E1 run (test BLEU 40: above every floor) with a probe record: BLEU ``whole`` on the
+    test set as it is and ``long`` on the longest bucket (81+, 40 inputs)."""
+    write_run(path, experiment="e1_attention", variant=family, family=family, seed=seed,
+              bleu=40.0)  # fmt: skip
+    results = json.loads((path / "results.json").read_text())
+    results["length_probe"] = {
+        "edges": [10, 20, 30, 40, 60, 80],
+        "joins": {"1": {"inputs": 1000, "source_words": 12.0, "bleu": whole}},
+        "bleu_by_length": {
+            "11-20": {"bleu": whole, "count": 600},
+            "61-80": {"bleu": (whole + long) / 2, "count": 200},
+            "81+": {"bleu": long, "count": 40},
+        },
+    }
+    (path / "results.json").write_text(json.dumps(results))
+
+
+def write_grid(root: Path, kept: dict[str, tuple[float, ...]], whole: float = 40.0) -> None:
+    """One run per family and seed, keeping ``kept[family][seed - 1]`` of ``whole``."""
+    for family, shares in kept.items():
+        for seed, share in enumerate(shares, 1):
+            probe_run(root / f"{family}_{seed}", family, seed, whole, whole * share)
+
+
+def outcome(root: Path):
+    runs, _ = find_runs(root)
+    return LENGTH_PROBE.verdict(Comparison(LENGTH_PROBE, runs))
+
+
+ATTENTION = (0.70, 0.72, 0.74)
+
+
+def test_attention_keeping_more_and_seq2seq_collapsing_reproduces(tmp_path):
+    write_grid(tmp_path, {"seq2seq": (0.20, 0.25, 0.30), **dict.fromkeys(FAMILIES[1:], ATTENTION)})
+    verdict = outcome(tmp_path)
+    assert verdict.outcome == REPRODUCED, verdict.findings
+    main = verdict.findings[0][1]
+    assert "bucket 81+: seq2seq 0.25 ± 0.05" in main.detail and "p 0.050" in main.detail
+
+
+def test_seq2seq_keeping_half_is_no_collapse(tmp_path):
+    write_grid(tmp_path, {"seq2seq": (0.55, 0.56, 0.57), **dict.fromkeys(FAMILIES[1:], ATTENTION)})
+    assert outcome(tmp_path).outcome == PARTLY
+
+
+@pytest.mark.parametrize(
+    "seq2seq",
+    [
+        (0.66, 0.70, 0.74),  # the same share
+        (0.30, 0.40, 0.71),  # 0.24 less in mean, but one seed above an attention seed: p 0.10
+    ],
+)
+def test_retention_not_clearly_larger_is_not_reproduced(seq2seq, tmp_path):
+    write_grid(tmp_path, {"seq2seq": seq2seq, **dict.fromkeys(FAMILIES[1:], ATTENTION)})
+    assert outcome(tmp_path).outcome == NOT_REPRODUCED
+
+
+def test_two_seeds_or_no_probe_are_inconclusive(tmp_path):
+    write_grid(tmp_path / "a", {"seq2seq": (0.2, 0.3), **dict.fromkeys(FAMILIES[1:], (0.7, 0.8))})
+    assert outcome(tmp_path / "a").outcome.startswith("inconclusive")
+    for family in FAMILIES:  # E1 runs without the probe (the cpu scale records none)
+        for seed in (1, 2, 3):
+            write_run(tmp_path / "b" / f"{family}_{seed}", experiment="e1_attention",
+                      variant=family, family=family, seed=seed, bleu=40.0)  # fmt: skip
+    verdict = outcome(tmp_path / "b")
+    assert verdict.findings[0][1].holds is None
+    assert "needs the length probe" in verdict.findings[0][1].detail
+
+
+def test_retention_is_the_long_bucket_over_the_whole_test_of_each_run(tmp_path):
+    write_grid(tmp_path, {"seq2seq": (0.25, 0.5, 0.75), "bahdanau": ATTENTION})
+    runs, _ = find_runs(tmp_path)
+    plain = next(v for v in Comparison(LENGTH_PROBE, runs).variants if v.label == "seq2seq")
+    assert retentions(plain, "81+") == pytest.approx([0.25, 0.5, 0.75])
+
+
+def test_the_probe_report_is_written_beside_e1s_only_when_runs_have_the_probe(tmp_path):
+    assert READERS["e1_attention"] == (LENGTH_PROBE,)
+    write_grid(tmp_path / "runs", {"seq2seq": (0.2, 0.25, 0.3), "bahdanau": ATTENTION})
+    generated = generate_report(tmp_path / "runs", tmp_path / "out")
+    assert {r.name for r in generated.reports} == {"e1_attention", "e1_length_probe"}
+    probe = (tmp_path / "out" / "e1_length_probe" / "report.md").read_text()
+    assert probe.startswith(f"# {LENGTH_PROBE.title}") and "Experiment `e1_attention`." in probe
+    assert (tmp_path / "out" / "e1_length_probe" / "probe_bleu_by_length.png").is_file()
+    summary = json.loads((tmp_path / "out" / "e1_length_probe" / "verdict.json").read_text())
+    assert summary["comparison"] == "e1_length_probe" and summary["experiment"] == "e1_attention"
+    assert "e1_length_probe" in (tmp_path / "out" / "README.md").read_text()
+    # E1's runs without the probe: E1's report only
+    for seed in (1, 2, 3):
+        write_run(tmp_path / "plain" / str(seed), experiment="e1_attention", variant="seq2seq",
+                  family="seq2seq", seed=seed, bleu=40.0)  # fmt: skip
+    generated = generate_report(tmp_path / "plain", tmp_path / "out2")
+    assert [r.name for r in generated.reports] == ["e1_attention"]
+    assert not (tmp_path / "out2" / "e1_length_probe").exists()
