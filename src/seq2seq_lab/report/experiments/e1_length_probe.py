@@ -16,6 +16,8 @@ p = 0.05 exactly when every seed of one model is above every seed of the other).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from scipy import stats
 
 from seq2seq_lab.report.aggregate import Variant, bucket_key, mean_std
@@ -65,7 +67,16 @@ def _text(values: list[float]) -> str:
     return mean_std(values).format(2)
 
 
-def _setup(c: Comparison) -> tuple[Variant, list[Variant], str] | Finding:
+class Probed(NamedTuple):
+    """What both checks read: the models with the probe, the bucket, seq2seq's retentions."""
+
+    plain: Variant
+    attention: list[Variant]
+    bucket: str
+    base: list[float]  # retentions of plain seq2seq's seeds
+
+
+def _probed_models(c: Comparison) -> Probed | Finding:
     probed = _probed(c)
     plain = next((v for v in probed if v.role.get("family") == "seq2seq"), None)
     attention = [v for v in probed if v.role.get("family") not in ("seq2seq", None)]
@@ -74,41 +85,39 @@ def _setup(c: Comparison) -> tuple[Variant, list[Variant], str] | Finding:
     bucket = long_bucket([plain, *attention])
     if bucket is None:
         return lacks(f"a probe bucket with >= {MIN_BUCKET_SENTENCES} inputs in every run")
-    return plain, attention, bucket
-
-
-def _retains_more(c: Comparison) -> Finding:
-    setup = _setup(c)
-    if isinstance(setup, Finding):
-        return setup
-    plain, attention, bucket = setup
-    base = retentions(plain, bucket)
-    cases, holds = [], True
-    for model in attention:
-        kept = retentions(model, bucket)
-        if len(kept) < 2 or len(base) < 2:
-            return lacks(f"two or more probed seeds of seq2seq and {model.label}")
-        gain = mean_std(kept).mean - mean_std(base).mean
-        p = float(stats.mannwhitneyu(kept, base, alternative="greater", method="exact").pvalue)
-        holds &= bool(gain >= RETAINED_MORE and p <= ALPHA)
-        cases.append(f"{model.label} {_text(kept)} ({gain:+.2f}, p {p:.3f})")
-    detail = f"b_L / b_1 on bucket {bucket}: seq2seq {_text(base)}; " + ", ".join(cases)
-    return Finding(holds, detail)
-
-
-def _plain_collapses(c: Comparison) -> Finding:
-    setup = _setup(c)
-    if isinstance(setup, Finding):
-        return setup
-    plain, _, bucket = setup
     base = retentions(plain, bucket)
     if not base:
         return lacks("a probed seed of seq2seq with a score on the test set as it is")
-    whole = [v.mean for k, v in plain.bleu_by_length(RECORD).items() if k == bucket]
-    detail = f"seq2seq keeps {_text(base)} of its BLEU on bucket {bucket}" + (
-        f" ({whole[0]:.2f} BLEU)" if whole and whole[0] is not None else ""
+    return Probed(plain, attention, bucket, base)
+
+
+def _retains_more(c: Comparison) -> Finding:
+    probed = _probed_models(c)
+    if isinstance(probed, Finding):
+        return probed
+    cases, holds = [], True
+    for model in probed.attention:
+        kept = retentions(model, probed.bucket)
+        if len(kept) < 2 or len(probed.base) < 2:
+            return lacks(f"two or more probed seeds of seq2seq and {model.label}")
+        gain = mean_std(kept).mean - mean_std(probed.base).mean
+        test = stats.mannwhitneyu(kept, probed.base, alternative="greater", method="exact")
+        p = float(test.pvalue)
+        holds &= bool(gain >= RETAINED_MORE and p <= ALPHA)
+        cases.append(f"{model.label} {_text(kept)} ({gain:+.2f}, p {p:.3f})")
+    head = f"b_L / b_1 on bucket {probed.bucket}: seq2seq {_text(probed.base)}; "
+    return Finding(holds, head + ", ".join(cases))
+
+
+def _plain_collapses(c: Comparison) -> Finding:
+    probed = _probed_models(c)
+    if isinstance(probed, Finding):
+        return probed
+    on_bucket = probed.plain.bleu_by_length(RECORD)[probed.bucket].mean
+    detail = f"seq2seq keeps {_text(probed.base)} of its BLEU on bucket {probed.bucket}" + (
+        f" ({on_bucket:.2f} BLEU)" if on_bucket is not None else ""
     )
-    return Finding(bool(mean_std(base).mean < COLLAPSED), detail)
+    return Finding(bool(mean_std(probed.base).mean < COLLAPSED), detail)
 
 
 LENGTH_PROBE = ExperimentSpec(
