@@ -105,6 +105,15 @@ def test_at_cpu_every_variant_trains_for_the_experiments_update_budget(name, tmp
     assert declared % cfg.trainer.val_check_interval == 0  # the last update is validated
 
 
+@pytest.mark.parametrize("scale", ["cpu", "real_cpu"])
+def test_a_comparison_on_a_cpu_trains_every_run_in_one_fixed_precision(scale, tmp_path):
+    """Not `auto`: its one-second probe, timed beside another job, once chose bf16-mixed for
+    one of three identical E4 jobs (conf/scale/real_cpu.yaml); a grid spans machines too."""
+    for name in EXPERIMENTS:
+        cfg = compose_config("train", [f"experiment={name}", f"scale={scale}"], tmp_path)
+        assert cfg.trainer.precision == "32-true", name
+
+
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_at_cpu_the_variants_of_a_family_share_its_optimiser(name, tmp_path):
     """The lr is chosen per family at cpu (conf/model_size/<model>_cpu.yaml), never per

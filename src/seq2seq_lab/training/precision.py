@@ -15,9 +15,11 @@ keep quality on this kind of device, and falls back to full precision everywhere
 
 The speed figures and the quality check (test BLEU at a fixed number of updates, three seeds
 each side, no significant difference) are in experiments/benchmarks/RESULTS.md ("Training
-precision"). ``auto`` is the default of the
-real-data scales (``real_cpu``, ``full``) and so of the CPU recipe; the synthetic scales keep
-``32-true``, the precision their committed comparisons ran in.
+precision"). ``auto`` is the default of the ``full`` scale (a GPU: decided by its
+capability) and of the CPU recipe. The comparisons on a CPU (``cpu``, ``real_cpu``) keep
+``32-true``: a grid's runs must share numerics across sessions and machines, and the probe,
+timed while another job trains beside it, once chose bf16-mixed for one of three identical
+E4 jobs (conf/scale/real_cpu.yaml).
 Any explicit Lightning precision (``32-true``, ``bf16-mixed``, ``16-mixed``...) is kept as
 given. The choice and its reason are logged in one line and recorded in results.json.
 """
