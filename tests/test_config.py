@@ -144,7 +144,7 @@ def test_at_cpu_each_family_takes_the_lr_its_size_file_declares(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("scale", "steps"), [("smoke", 4), ("cpu", 200), ("real_cpu", 400), ("full", 4000)]
+    ("scale", "steps"), [("smoke", 4), ("cpu", 200), ("real_cpu", 350), ("full", 4000)]
 )
 def test_e4_warmup_follows_the_scale(scale, steps, tmp_path):
     cfg = compose_config("train", ["experiment=e4_norm_warmup", f"scale={scale}"], tmp_path)
