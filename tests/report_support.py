@@ -189,8 +189,12 @@ def write_run(
     return path
 
 
-def transformer_diagnostics(layers: int, post: bool) -> tuple[dict, list[dict]]:
-    """(grad_norms_init, validation records) shaped like TransformerDiagnostics' files."""
+def transformer_diagnostics(
+    layers: int, post: bool, top: float | None = None
+) -> tuple[dict, list[dict]]:
+    """(grad_norms_init, validation records) shaped like TransformerDiagnostics' files: norms
+    growing toward the output under post-LN and falling under pre-LN; ``top`` the similarity
+    of the last two blocks in both stacks (default: as the others, 0.8 and 0.7)."""
     norms = {}
     for stack in ("encoder", "decoder"):
         for i in range(layers):
@@ -199,10 +203,13 @@ def transformer_diagnostics(layers: int, post: bool) -> tuple[dict, list[dict]]:
             if stack == "decoder":
                 norms[f"{stack}.{i}.cross_attn"] = 0.1 * growth
             norms[f"{stack}.{i}.ffn"] = 0.2 * growth
+    similarity = {"encoder": [0.8] * (layers - 1), "decoder": [0.7] * (layers - 1)}
+    if top is not None:
+        similarity = {stack: [*values[:-1], top] for stack, values in similarity.items()}
     records = [
         {
             "step": step,
-            "similarity": {"encoder": [0.8] * (layers - 1), "decoder": [0.7] * (layers - 1)},
+            "similarity": similarity,
             "entropy": {
                 "encoder.self_attn": [[1.5, 1.6]] * layers,
                 "decoder.self_attn": [[1.0, 1.1]] * layers,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from report_support import entropy_records, write_run
+from report_support import entropy_records, transformer_diagnostics, write_run
 
 from seq2seq_lab.report.experiments import SPECS
 from seq2seq_lab.report.experiments.e4_norm_warmup import has_warmup
@@ -195,7 +195,13 @@ HELD = {**WARMUP, "schedule.linear_warmup": False}  # the peak held: no warmup
 CONSTANT = {"schedule._target_": "seq2seq_lab.optim.schedules.Constant"}
 
 
-def e4(post_cold_deep="diverged", post_warm_deep=20.0, post_cold_shallow=10.0):
+def e4(
+    post_cold_deep="diverged", post_warm_deep=20.0, post_cold_shallow=10.0, post_grows=True,
+    pre_top=0.95,
+):  # fmt: skip
+    """E4's 8 cells, with Transformer diagnostics: post-LN's FFN gradient norm at init growing
+    toward the output (``post_grows``, else falling like pre-LN's) and the similarity of the
+    last two blocks after training, post-LN 0.8 and pre-LN ``pre_top``."""
     cells = {
         ("post", False, 3): post_cold_shallow,
         ("post", False, 6): post_cold_deep,
@@ -209,9 +215,14 @@ def e4(post_cold_deep="diverged", post_warm_deep=20.0, post_cold_shallow=10.0):
     rows = []
     for (norm, warmup, layers), bleu in cells.items():
         schedule = WARMUP if warmup else (HELD if norm == "post" else CONSTANT)
+        norms, records = transformer_diagnostics(
+            layers, post=norm == "post" and post_grows, top=pre_top if norm == "pre" else 0.8
+        )
         row = dict(
             variant=f"{norm}-LN_warmup-{warmup}_lr0.001_L{layers}",
             family="transformer",
+            grad_norms=norms,
+            validation=records,
             config={
                 "model.norm": norm,
                 "model.encoder_layers": layers,
@@ -232,6 +243,8 @@ def e4(post_cold_deep="diverged", post_warm_deep=20.0, post_cold_shallow=10.0):
     [
         (e4(), REPRODUCED),
         (e4(post_warm_deep=15.0), PARTLY),  # with warmup post-LN is 5.5 below pre-LN
+        (e4(post_grows=False), PARTLY),  # post-LN's gradient norms at init do not grow
+        (e4(pre_top=0.82), PARTLY),  # pre-LN's top blocks no more alike than post-LN's
         (e4(post_cold_deep=20.0), NOT_REPRODUCED),  # post-LN trains fine without warmup
         (e4()[4:], "inconclusive (main check)"),  # pre-LN only
     ],
@@ -535,3 +548,22 @@ def test_a_run_stopped_by_the_wall_clock_makes_the_verdict_inconclusive(tmp_path
     result = spec.verdict(Comparison(spec, runs))
     assert result.outcome == "inconclusive (stopped by the wall clock)"
     assert f"transformer seed {clocked.seed}" in result.gates[0]
+
+
+def test_e4_reads_the_diagnostics_it_checks(tmp_path):
+    """The gradient-norm profile at init and the layer similarity are checked, not only drawn:
+    their numbers are in the findings, and without diagnostics the checks are inconclusive."""
+    write_rows(tmp_path / "with", "e4_norm_warmup", e4())
+    findings = dict(
+        (c.text, f) for c, f in outcome_of(tmp_path / "with", "e4_norm_warmup").findings
+    )
+    grads = next(f for t, f in findings.items() if "gradient norm grows" in t)
+    # transformer_diagnostics: decoder FFN norms 0.2 * (1 + i) under post-LN, / (1 + i) pre-LN
+    assert grads.holds and "decoder post-LN 6.00 ± 0.00, pre-LN 0.17 ± 0.00" in grads.detail
+    similar = next(f for t, f in findings.items() if "more alike" in t)
+    assert similar.holds and "encoder pre-LN 0.950" in similar.detail
+    bare = [{k: v for k, v in r.items() if k not in ("grad_norms", "validation")} for r in e4()]
+    write_rows(tmp_path / "bare", "e4_norm_warmup", bare)
+    result = outcome_of(tmp_path / "bare", "e4_norm_warmup")
+    assert result.outcome == PARTLY
+    assert [f.holds for _, f in result.findings[-2:]] == [None, None]

@@ -3,7 +3,9 @@ Salazar 2019): roles by model.norm x warmup (read from the schedule) x optim.lr 
 
 from __future__ import annotations
 
-from seq2seq_lab.report.aggregate import Role
+from typing import Any
+
+from seq2seq_lab.report.aggregate import Role, mean_std
 from seq2seq_lab.report.experiments.common import (
     CLEAR,
     SAME,
@@ -116,6 +118,89 @@ def _e4_depth(c: Comparison) -> Finding:
     return Finding(d.worse(), detail)
 
 
+# The diagnostics' checks (comparisons.md E4): at initialisation the FFN gradient norm grows
+# toward the output under post-LN and is flat under pre-LN (Xiong et al. 2020, Fig. 3); after
+# training pre-LN's last blocks can collapse onto each other (Liu et al. 2020).
+GROWS = 1.5  # post-LN: the last decoder block's FFN gradient norm at least this over the first's
+FLAT = 1.2  # pre-LN: at most this (flat, or shrinking toward the output)
+COLLAPSE = 0.05  # pre-LN's top pair of blocks more alike than post-LN's by at least this
+
+
+def ffn_growth(profile: dict[str, float], stack: str) -> float | None:
+    """||dL/dW_FFN|| of the stack's last block over its first, from a run's gradient norms at
+    initialisation ({"decoder.0.ffn": norm, ...}); None with fewer than two blocks."""
+    ffn = sorted(
+        (int(key.split(".")[1]), norm)
+        for key, norm in profile.items()
+        if key.startswith(f"{stack}.") and key.endswith(".ffn")
+    )
+    return ffn[-1][1] / ffn[0][1] if len(ffn) > 1 and ffn[0][1] > 0 else None
+
+
+def _at_depth(c: Comparison, norm: str, layers: int, **role: Any) -> list[Run]:
+    """The finished runs of the variants with ``norm`` at ``layers`` (and ``role``), one per
+    seed: lr and warmup leave the initialisation as it is, so one seed's runs start alike."""
+    runs = [r for v in c.select(norm=norm, layers=layers, **role) for r in v.runs if r.finished]
+    return list({r.seed: r for r in reversed(runs)}.values())
+
+
+def _growths(runs: list[Run], stack: str) -> list[float]:
+    return [g for r in runs if (p := r.grad_norms_init()) and (g := ffn_growth(p, stack))]
+
+
+def _e4_gradients_at_init(c: Comparison) -> Finding:
+    if not c.values("layers"):
+        return lacks("runs with model.encoder_layers")
+    layers = max(c.values("layers"))
+    post, pre = (_at_depth(c, norm, layers) for norm in ("post", "pre"))
+    growth = {n: _growths(runs, "decoder") for n, runs in (("post", post), ("pre", pre))}
+    if not growth["post"] or not growth["pre"]:
+        return lacks(f"gradient norms at initialisation of post-LN and pre-LN at {layers} layers")
+    mean = {n: mean_std(g).mean for n, g in growth.items()}
+    encoder = {
+        n: mean_std(_growths(runs, "encoder")).format(2)
+        for n, runs in (("post", post), ("pre", pre))
+    }
+    detail = (
+        f"FFN gradient norm at init, last block / first, L{layers}: decoder post-LN "
+        f"{mean_std(growth['post']).format(2)}, pre-LN {mean_std(growth['pre']).format(2)} "
+        f"(encoder: post-LN {encoder['post']}, pre-LN {encoder['pre']})"
+    )
+    return Finding(bool(mean["post"] >= GROWS and mean["pre"] <= FLAT), detail)
+
+
+def top_similarity(runs: list[Run], stack: str) -> list[float]:
+    """Cosine similarity of the stack's last two blocks at each run's last validation."""
+    found = []
+    for run in runs:
+        records = run.validation_diagnostics()
+        values = (records[-1].get("similarity") or {}).get(stack) if records else None
+        if values:
+            found.append(float(values[-1]))
+    return found
+
+
+def _e4_collapse(c: Comparison) -> Finding:
+    if not c.values("layers"):
+        return lacks("runs with model.encoder_layers")
+    layers = max(c.values("layers"))
+    runs = {n: _at_depth(c, n, layers, warmup=True) for n in ("post", "pre")}
+    cases, holds = [], True
+    for stack in ("encoder", "decoder"):
+        top = {n: top_similarity(r, stack) for n, r in runs.items()}
+        if not top["post"] or not top["pre"]:
+            return lacks(f"layer similarity of post-LN and pre-LN with warmup at {layers} layers")
+        gap = mean_std(top["pre"]).mean - mean_std(top["post"]).mean
+        holds &= bool(gap >= COLLAPSE)
+        cases.append(
+            f"{stack} pre-LN {mean_std(top['pre']).format(3)}, post-LN "
+            f"{mean_std(top['post']).format(3)} ({gap:+.3f})"
+        )
+    return Finding(
+        holds, f"top two blocks' similarity, L{layers}, with warmup: " + "; ".join(cases)
+    )
+
+
 def _e4_line(role: Role) -> str:
     return f"{role.get('norm')}-LN, {'warmup' if role.get('warmup') else 'no warmup'}"
 
@@ -165,6 +250,18 @@ E4 = ExperimentSpec(
             "post-LN without warmup at the highest lr is worse at the greatest depth than at "
             "the smallest (significant at 0.05; a diverged run counts 0)",
             _e4_depth,
+        ),
+        Check(
+            "at initialisation, at the greatest depth, the decoder's FFN gradient norm grows "
+            f"toward the output under post-LN (last block / first at least {GROWS:g}, mean "
+            f"over runs) and not under pre-LN (at most {FLAT:g})",
+            _e4_gradients_at_init,
+        ),
+        Check(
+            "after training with warmup at the greatest depth, pre-LN's last two blocks are "
+            "more alike than post-LN's (cosine similarity of their outputs higher by at least "
+            f"{COLLAPSE:g} in the encoder and the decoder, mean over runs)",
+            _e4_collapse,
         ),
     ),
     floor=QualityFloor(
