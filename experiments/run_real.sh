@@ -11,9 +11,12 @@
 #   REPORT_ONLY=1 bash experiments/run_real.sh e4_norm_warmup   # the report only
 #   SCALE=full bash experiments/run_real.sh e4_norm_warmup      # on a GPU (JOBS runs side by side)
 #   MINUTES=150 bash experiments/run_real.sh e4_norm_warmup     # end the pass after 150 minutes
+#   MINUTES=170 bash experiments/run_real.sh e4_norm_warmup e5_scaling  # 170 minutes in all
 #
-# MINUTES ends a pass cleanly before a session does: its runs get SIGTERM, record themselves
-# "interrupted" beside their last.ckpt, and the next pass continues them.
+# MINUTES ends the passes cleanly before a session does: it is the budget of the whole call,
+# so a grid that finishes early leaves the rest to the next one. At the deadline the runs get
+# SIGTERM, record themselves "interrupted" beside their last.ckpt, and the next call continues
+# them; a later grid reached with less than two minutes left is not started.
 # Runs:   experiments/<name>/results-<data>/runs/<job>/ (committed without checkpoints and
 #         images, see .gitignore); the report beside them in experiments/<name>/results-<data>/.
 # Passes: experiments/<name>/results-<data>/wall_time.txt, one line each (command, runs
@@ -37,7 +40,13 @@ for name in "$@"; do
   [ -f "conf/experiment/$name.yaml" ] || { echo "run_real.sh: no conf/experiment/$name.yaml" >&2; exit 2; }
 done
 
+deadline=
+[ -n "${MINUTES:-}" ] && deadline=$(( $(date +%s) + $(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }') ))
 for name in "$@"; do
+  if [ -n "$deadline" ] && [ "$name" != "$1" ] && [ $(( deadline - $(date +%s) )) -lt 120 ]; then
+    echo "run_real.sh: $name not started: less than two minutes left of MINUTES=$MINUTES" >&2
+    continue
+  fi
   out="$RESULTS/$name/results-$DATA"
   runs="$out/runs"
   command=("$PY" -m seq2seq_lab.train -m "experiment=$name" "scale=$SCALE" resume=true
@@ -48,12 +57,14 @@ for name in "$@"; do
     start=$(date +%s)
     status=0
     limit=()
-    [ -n "${MINUTES:-}" ] && limit=(timeout --signal=TERM --kill-after=120 "${MINUTES}m")
+    if [ -n "$deadline" ]; then
+      limit=(timeout --signal=TERM --kill-after=120 "$(( deadline - start ))s")
+    fi
     # a failed job (or the time limit) fails the sweep: the report still shows the rest
     "${limit[@]}" "${command[@]}" &
     pid=$!
     wait "$pid" || status=$?
-    if [ -n "${MINUTES:-}" ]; then
+    if [ -n "$deadline" ]; then
       # timeout signals its whole process group (the launcher's workers too) and returns once
       # the launcher has exited: give each started run up to a minute to write its record,
       # then end the idle workers left in the group
