@@ -105,6 +105,24 @@ def test_at_cpu_every_variant_trains_for_the_experiments_update_budget(name, tmp
     assert declared % cfg.trainer.val_check_interval == 0  # the last update is validated
 
 
+def test_at_real_cpu_a_declared_budget_is_every_runs_budget(tmp_path):
+    """The protocol at real_cpu (conf/scale/real_cpu.yaml), for the comparisons that declare
+    updates.real_cpu: max_steps is it, its last update is validated, no early stopping, three
+    seeds, and the wall clock a cap above it."""
+    declared = {}
+    for name in EXPERIMENTS:
+        updates = OmegaConf.load(Path(CONF_DIR) / "experiment" / f"{name}.yaml").updates
+        if "real_cpu" in updates:
+            declared[name] = updates.real_cpu
+    assert {"e4_norm_warmup", "e5_scaling", "e6_positions_heads"} <= set(declared)
+    for name, budget in declared.items():
+        cfg = compose_config("train", [f"experiment={name}", "scale=real_cpu"], tmp_path)
+        assert cfg.trainer.max_steps == budget > 0, name
+        assert budget % cfg.trainer.val_check_interval == 0, name
+        assert cfg.callbacks.early_stopping is None and cfg.seeds == "1,2,3"
+        assert cfg.trainer.max_time.minutes >= 60
+
+
 @pytest.mark.parametrize("scale", ["cpu", "real_cpu"])
 def test_a_comparison_on_a_cpu_trains_every_run_in_one_fixed_precision(scale, tmp_path):
     """Not `auto`: its one-second probe, timed beside another job, once chose bf16-mixed for
