@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import compose_config
 from omegaconf import OmegaConf
-from report_support import entropy_records
+from report_support import entropy_records, transformer_diagnostics
 
 from seq2seq_lab.checkpoint import family_of
 from seq2seq_lab.report.experiments import SPECS
@@ -47,7 +47,16 @@ def job_run(overrides: list[str], path: Path, bleu: float) -> Run:
     path.mkdir(parents=True)
     (path / "results.json").write_text(json.dumps(results))
     (path / "diagnostics").mkdir()
-    lines = "".join(json.dumps(r) + "\n" for r in entropy_records(1.0 + bleu / 100))
+    records = entropy_records(1.0 + bleu / 100)
+    if results["family"] == "transformer":
+        # what TransformerDiagnostics writes beside the entropies: gradient norms at init and
+        # the similarity of consecutive blocks (E4's checks read both)
+        post = config["model"]["norm"] == "post"
+        norms, diagnostics = transformer_diagnostics(config["model"]["encoder_layers"], post)
+        (path / "diagnostics" / "grad_norms_init.json").write_text(json.dumps(norms))
+        for record in records:
+            record["similarity"] = diagnostics[0]["similarity"]
+    lines = "".join(json.dumps(r) + "\n" for r in records)
     (path / "diagnostics" / "validation.jsonl").write_text(lines)
     return Run(path, results)
 
