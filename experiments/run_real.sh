@@ -40,10 +40,19 @@ for name in "$@"; do
   [ -f "conf/experiment/$name.yaml" ] || { echo "run_real.sh: no conf/experiment/$name.yaml" >&2; exit 2; }
 done
 
-deadline=
-[ -n "${MINUTES:-}" ] && deadline=$(( $(date +%s) + $(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }') ))
+# each grid's size (settings x seeds at this scale), for the passes' "F of J runs finished",
+# composed before the clock of MINUTES starts
+declare -A jobs
 for name in "$@"; do
-  if [ -n "$deadline" ] && [ "$name" != "$1" ] && [ $(( deadline - $(date +%s) )) -lt 120 ]; then
+  jobs[$name]=$("$PY" -c "from seq2seq_lab.report.grid import axes, compose_experiment, seeds, settings
+grid = axes(compose_experiment('$name', '$SCALE'))
+print(len(settings(grid)) * max(1, len(seeds(grid))))" 2> /dev/null || echo '?')
+done
+
+source experiments/queue.sh
+deadline=$(queue_deadline)
+for name in "$@"; do
+  if [ "$name" != "$1" ] && queue_too_late; then
     echo "run_real.sh: $name not started: less than two minutes left of MINUTES=$MINUTES" >&2
     continue
   fi
@@ -52,43 +61,9 @@ for name in "$@"; do
   command=("$PY" -m seq2seq_lab.train -m "experiment=$name" "scale=$SCALE" resume=true
            hydra/launcher=joblib "hydra.launcher.n_jobs=$JOBS" "threads=$THREADS"
            '~callbacks.progress_bar' "${EXTRA[@]}" "hydra.sweep.dir=$runs")
-  mkdir -p "$out"
   if [ -z "${REPORT_ONLY:-}" ]; then
-    start=$(date +%s)
-    status=0
-    limit=()
-    if [ -n "$deadline" ]; then
-      limit=(timeout --signal=TERM --kill-after=120 "$(( deadline - start ))s")
-    fi
-    # a failed job (or the time limit) fails the sweep: the report still shows the rest
-    "${limit[@]}" "${command[@]}" &
-    pid=$!
-    wait "$pid" || status=$?
-    if [ -n "$deadline" ]; then
-      # timeout signals its whole process group (the launcher's workers too) and returns once
-      # the launcher has exited: give each started run up to a minute to write its record,
-      # then end the idle workers left in the group
-      for _ in $(seq 60); do
-        started=$(find "$runs" -mindepth 2 -maxdepth 2 \( -name csv -o -name checkpoints \) -printf '%h\n' | sort -u | wc -l)
-        recorded=$(find "$runs" -mindepth 2 -maxdepth 2 -name results.json | wc -l)
-        [ "$recorded" -ge "$started" ] && break
-        sleep 1
-      done
-      pkill -KILL -g "$pid" 2> /dev/null || true
-    fi
-    end=$(date +%s)
-    # runs finished (the report's rule) and the grid's size, in one line: "F of J"
-    progress=$("$PY" -c "from seq2seq_lab.report.grid import axes, compose_experiment, seeds, settings
-from seq2seq_lab.report.runs import find_runs
-grid = axes(compose_experiment('$name', '$SCALE'))
-print(sum(run.finished for run in find_runs('$runs')[0]), 'of',
-      len(settings(grid)) * max(1, len(seeds(grid))))" 2>/dev/null || echo '? of ?')
-    cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) x $(nproc)"
-    gpu=$(command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name --format=csv,noheader | head -1 || echo none)
-    [ -f "$out/wall_time.txt" ] \
-      || echo "experiment: $name (resumable queue: one line per pass; the grid's wall time is their sum)" > "$out/wall_time.txt"
-    echo "pass: finished $(date -u +%Y-%m-%dT%H:%M:%SZ), wall_seconds: $(( end - start )), runs finished: $progress, exit: $status, cpu: $cpu, gpu: $gpu, command: ${command[*]}" >> "$out/wall_time.txt"
-    echo "run_real.sh: $name pass took $(( (end - start) / 60 )) min, $progress runs finished -> $out"
+    queue_pass "experiment: $name" "$out" "$runs" "${jobs[$name]}" "${command[@]}"
   fi
+  mkdir -p "$out"
   "$PY" -m seq2seq_lab.report "$runs" --out "$out" || echo "run_real.sh: report of $name failed" >&2
 done

@@ -101,6 +101,7 @@ def write_run(
     tested: bool = True,
     scale: str | None = "cpu",
     validations: list[list[float]] | None = None,
+    best_val_bleu: float = 1.0,
 ) -> Path:
     """One run directory. Scores: from ``texts`` (sources, references, hypotheses) with the
     real metrics, else ``bleu`` with two length buckets (1-10 at ``bleu``, 41-50 at
@@ -138,7 +139,7 @@ def write_run(
         "splits": {"train": {"src_len": {"max": 25}}},
     }
     results["timing"] = {"train_seconds": 60.0 + seed, "train_tokens_per_second": 1000.0 + seed}
-    results["training"] = {"steps": 100, "epochs": 2, "best_val_bleu": 1.0}
+    results["training"] = {"steps": 100, "epochs": 2, "best_val_bleu": best_val_bleu}
     if validations is not None:
         results["training"]["validations"] = validations
     if status == "diverged":

@@ -52,7 +52,7 @@ def _across(runs: Sequence[Run], describe: Callable[[Run], str], missing: str) -
     return "; ".join(dict.fromkeys(d for run in runs if (d := describe(run)))) or missing
 
 
-def _software(runs: Sequence[Run]) -> str:
+def software(runs: Sequence[Run]) -> str:
     per_package: dict[str, list[str]] = {}
     for run in runs:
         for name, version in (run.results.get("versions") or {}).items():
@@ -62,7 +62,7 @@ def _software(runs: Sequence[Run]) -> str:
     return ", ".join(f"{k} {' / '.join(v)}" for k, v in per_package.items()) or "not recorded"
 
 
-def _hardware(runs: Sequence[Run]) -> str:
+def hardware(runs: Sequence[Run]) -> str:
     counts: Counter[str] = Counter()
     for run in runs:
         hw = run.results.get("hardware") or {}
@@ -167,8 +167,8 @@ def header_section(report: Assessment) -> list[str]:
     lines.append(f"- **Test decoding:** {_across(runs, _decoding, 'not recorded')}")
     lines.append(f"- **Training budget:** {_across(runs, _budget, 'not recorded')}")
     lines.append(f"- **Converged:** {convergence(report.comparison.variants)}")
-    lines.append(f"- **Software:** {_software(runs)}")
-    lines.append(f"- **Hardware:** {_hardware(runs)}")
+    lines.append(f"- **Software:** {software(runs)}")
+    lines.append(f"- **Hardware:** {hardware(runs)}")
     lines.append(
         "- **Config of every run:** [`runs.csv`](runs.csv) (scores and the flattened resolved "
         "config, one row per run)"

@@ -1,0 +1,59 @@
+# One pass of a resumable sweep, ended cleanly at a deadline: sourced by run_real.sh and
+# run_quality.sh (not run on its own).
+#
+#   queue_pass LABEL OUT RUNS JOBS COMMAND...
+#
+# runs COMMAND (a `-m` sweep with resume=true into RUNS), under `timeout` when $deadline (epoch
+# seconds) is set, then appends one line to OUT/wall_time.txt (its first line names LABEL):
+# when, seconds, runs finished (the report's rule, seq2seq_lab/report/runs.py) of JOBS, exit
+# status, CPU, GPU, command. Reads $PY and $deadline; sets $pass_status.
+queue_pass() {
+  local label=$1 out=$2 runs=$3 jobs=$4
+  shift 4
+  local start end pid limit=() finished cpu gpu
+  pass_status=0
+  start=$(date +%s)
+  if [ -n "${deadline:-}" ]; then
+    limit=(timeout --signal=TERM --kill-after=120 "$(( deadline - start ))s")
+  fi
+  # a failed job (or the time limit) fails the sweep: the report still shows the rest
+  "${limit[@]}" "$@" &
+  pid=$!
+  wait "$pid" || pass_status=$?
+  if [ -n "${deadline:-}" ]; then
+    # timeout signals its whole process group (the launcher's workers too) and returns once
+    # the launcher has exited: give each started run up to a minute to write its record,
+    # then end the idle workers left in the group
+    local started recorded
+    for _ in $(seq 60); do
+      [ -d "$runs" ] || break  # cut before the sweep made its directory: nothing started
+      started=$(find "$runs" -mindepth 2 -maxdepth 2 \( -name csv -o -name checkpoints \) -printf '%h\n' 2> /dev/null | sort -u | wc -l)
+      recorded=$(find "$runs" -mindepth 2 -maxdepth 2 -name results.json 2> /dev/null | wc -l)
+      [ "$recorded" -ge "$started" ] && break
+      sleep 1
+    done
+    pkill -KILL -g "$pid" 2> /dev/null || true
+  fi
+  end=$(date +%s)
+  finished=$("$PY" -c "from seq2seq_lab.report.runs import find_runs
+print(sum(run.finished for run in find_runs('$runs')[0]))" 2> /dev/null || echo '?')
+  cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) x $(nproc)"
+  gpu=$(command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name --format=csv,noheader | head -1 || echo none)
+  mkdir -p "$out"
+  [ -f "$out/wall_time.txt" ] \
+    || echo "$label (resumable queue: one line per pass; the wall time is their sum)" > "$out/wall_time.txt"
+  echo "pass: finished $(date -u +%Y-%m-%dT%H:%M:%SZ), wall_seconds: $(( end - start )), runs finished: $finished of $jobs, exit: $pass_status, cpu: $cpu, gpu: $gpu, command: $*" >> "$out/wall_time.txt"
+  echo "$label: pass took $(( (end - start) / 60 )) min, $finished of $jobs runs finished -> $out"
+}
+
+# The epoch second at which MINUTES (the whole call's budget, may be fractional) runs out, or
+# nothing without MINUTES.
+queue_deadline() {
+  [ -n "${MINUTES:-}" ] && echo $(( $(date +%s) + $(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }') ))
+  return 0
+}
+
+# Whether under two minutes are left before $deadline (never without one).
+queue_too_late() {
+  [ -n "${deadline:-}" ] && [ $(( deadline - $(date +%s) )) -lt 120 ]
+}

@@ -1,0 +1,206 @@
+"""The quality targets of the recurrent models on Multi30k (issue 18): per family, the best
+recipe found within 30 minutes of training (conf/recipe/rnn_multi30k_cpu.yaml), chosen on the
+validation set only.
+
+1. Search: every candidate (conf/recipe/rnn/<family>_<name>.yaml) trains once, seed 1.
+2. Selection: per family, the candidate whose seed-1 run reached the highest best validation
+   BLEU (greedy, every 200 updates); no test score is read to choose.
+3. Confirmation: the chosen candidate trains again with seeds 2 and 3.
+
+The quality table gives the chosen recipe's test2016 BLEU (beam 5, sacrebleu) as the mean over
+its seeds; a target counts as met only with every confirmation seed finished:
+
+    met(family) = seeds == {1, 2, 3} and mean_s BLEU_test(chosen, s) >= TARGETS[family]
+
+``python -m seq2seq_lab.report.quality RUNS [--out DIR] [--select]``: the report, or with
+``--select`` the chosen candidate of each family, one per line (experiments/run_quality.sh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from seq2seq_lab.errors import UserError
+from seq2seq_lab.report.aggregate import mean_std
+from seq2seq_lab.report.markdown import hardware, software, table, training_budget
+from seq2seq_lab.report.runs import Run, find_runs
+
+EXPERIMENT = "rnn_multi30k_cpu"  # the recipe's experiment_name: the runs this report reads
+TARGETS = {"bahdanau": 36.0, "luong": 34.0, "seq2seq": 20.0}  # test2016 BLEU, issue 18
+FAMILY_NAMES = {"bahdanau": "Bahdanau", "luong": "Luong", "seq2seq": "plain LSTM seq2seq"}
+SEARCH_SEED = 1
+SEEDS = (1, 2, 3)
+REPORT = "quality.md"
+
+
+def best_val_bleu(run: Run) -> float | None:
+    return (run.results.get("training") or {}).get("best_val_bleu")
+
+
+def candidate(run: Run) -> str:
+    """The candidate's name: its conf/recipe/rnn/ file (the run's variant)."""
+    return run.variant
+
+
+def select(runs: Sequence[Run]) -> dict[str, str]:
+    """family -> the candidate with the highest best validation BLEU among the finished
+    seed-1 runs (ties: the first name in order). Test scores are never read here."""
+    best: dict[str, tuple[float, str]] = {}
+    for run in sorted(runs, key=candidate):
+        score = best_val_bleu(run)
+        if run.seed != SEARCH_SEED or not run.finished or score is None or run.family is None:
+            continue
+        if run.family not in best or score > best[run.family][0]:
+            best[run.family] = (score, candidate(run))
+    return {family: name for family, (_, name) in sorted(best.items())}
+
+
+def _minutes(run: Run) -> float | None:
+    seconds = run.timing("train_seconds")
+    return seconds / 60 if seconds is not None else None
+
+
+def _search_rows(runs: Sequence[Run], chosen: dict[str, str]) -> list[list[str]]:
+    rows = []
+    for run in sorted(runs, key=lambda r: (r.family or "", candidate(r))):
+        if run.seed != SEARCH_SEED:
+            continue
+        score, minutes = best_val_bleu(run), _minutes(run)
+        mark = "**chosen**" if chosen.get(run.family or "") == candidate(run) else ""
+        rows.append(
+            [
+                FAMILY_NAMES.get(run.family or "", run.family or "?"),
+                f"`{candidate(run)}`",
+                run.status,
+                f"{run.steps:,}" if run.steps is not None else "—",
+                f"{minutes:.1f}" if minutes is not None else "—",
+                f"{score:.2f}" if score is not None else "—",
+                mark,
+            ]
+        )
+    return rows
+
+
+def quality_rows(runs: Sequence[Run], chosen: dict[str, str]) -> list[list[str]]:
+    """One row per family: the chosen recipe's test BLEU over its seeds and the target."""
+    rows = []
+    for family, name in chosen.items():
+        mine = sorted(
+            (r for r in runs if r.finished and r.family == family and candidate(r) == name),
+            key=lambda r: r.seed or 0,
+        )
+        bleu = mean_std(r.score("bleu") for r in mine)
+        seeds = {r.seed for r in mine}
+        target = TARGETS.get(family)
+        if target is None:
+            verdict = "no target"
+        elif not seeds >= set(SEEDS):
+            verdict = f"not yet ({len(seeds & set(SEEDS))} of {len(SEEDS)} seeds)"
+        else:
+            verdict = "**met**" if bleu.mean is not None and bleu.mean >= target else "**missed**"
+        per_seed = ", ".join(
+            f"{r.seed}: {b:.2f}" for r in mine if (b := r.score("bleu")) is not None
+        )
+        rows.append(
+            [
+                FAMILY_NAMES.get(family, family),
+                f"`recipe/rnn={name}`",
+                bleu.format(2),
+                per_seed or "—",
+                mean_std(r.steps for r in mine).format(0),
+                mean_std(_minutes(r) for r in mine).format(1),
+                f"{target:g}" if target is not None else "—",
+                verdict,
+            ]
+        )
+    return rows
+
+
+def quality_markdown(runs: Sequence[Run]) -> str:
+    chosen = select(runs)
+    budgets = dict.fromkeys(training_budget(r.config.get("trainer") or {}) for r in runs)
+    lines = [
+        "# Recurrent models on Multi30k: the quality targets",
+        "",
+        "Each candidate trains within a wall-clock budget (validation, greedy, inside it) and "
+        "tests its best-validation checkpoint on the test set with beam search (sacrebleu, "
+        "cased, detokenised). Per family the candidate with the highest best validation BLEU "
+        f"at seed {SEARCH_SEED} is chosen (test scores are not read for it) and trained again "
+        f"with the other seeds of {', '.join(map(str, SEEDS))}. Rule and targets: "
+        "`seq2seq_lab/report/quality.py`; candidates: `conf/recipe/rnn/`.",
+        "",
+        f"- **Runs:** {len(runs)} ({sum(r.finished for r in runs)} finished)",
+        f"- **Training budget:** {'; '.join(budgets) or 'not recorded'}",
+        f"- **Hardware:** {hardware(runs)}",
+        f"- **Software:** {software(runs)}",
+        "",
+        "## Quality table (test2016 BLEU of the chosen recipe, beam 5)",
+        "",
+        table(
+            [
+                "model",
+                "recipe",
+                "test BLEU",
+                "per seed",
+                "updates",
+                "minutes of training",
+                "target",
+                "target met",
+            ],
+            quality_rows(runs, chosen),
+        )
+        if chosen
+        else "No candidate has finished yet.",
+        "",
+        f"## Search (seed {SEARCH_SEED}), chosen on validation",
+        "",
+        table(
+            [
+                "model",
+                "candidate",
+                "status",
+                "updates",
+                "minutes of training",
+                "best val BLEU (greedy)",
+                "",
+            ],
+            _search_rows(runs, chosen),
+        ),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m seq2seq_lab.report.quality",
+        description="The recurrent quality targets: the search's choice on validation and the "
+        "chosen recipes' test BLEU over seeds (seq2seq_lab/report/quality.py).",
+    )
+    parser.add_argument("path", help="a folder of the search's and confirmation's runs")
+    parser.add_argument("--out", default=None, help=f"where {REPORT} goes (default: PATH)")
+    parser.add_argument(
+        "--select", action="store_true", help="print the chosen candidate of each family"
+    )
+    args = parser.parse_args(argv)
+    try:
+        runs, _ = find_runs(args.path)
+    except UserError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    runs = [r for r in runs if r.experiment == EXPERIMENT]
+    if args.select:
+        print("\n".join(select(runs).values()))
+        return 0
+    out = Path(args.out or args.path)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / REPORT).write_text(quality_markdown(runs), encoding="utf-8")
+    print(f"wrote {out / REPORT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
