@@ -44,9 +44,10 @@ done
 # composed before the clock of MINUTES starts
 declare -A jobs
 for name in "$@"; do
-  jobs[$name]=$("$PY" -c "from seq2seq_lab.report.grid import axes, compose_experiment, seeds, settings
-grid = axes(compose_experiment('$name', '$SCALE'))
-print(len(settings(grid)) * max(1, len(seeds(grid))))" 2> /dev/null || echo '?')
+  jobs[$name]=$("$PY" -c "import sys
+from seq2seq_lab.report.grid import axes, compose_experiment, seeds, settings
+grid = axes(compose_experiment('$name', '$SCALE'), sys.argv[1:])
+print(len(settings(grid)) * max(1, len(seeds(grid))))" "${EXTRA[@]}" 2> /dev/null || echo '?')
 done
 
 source experiments/queue.sh

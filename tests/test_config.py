@@ -8,11 +8,13 @@ import hydra.utils
 import pytest
 import torch
 from conftest import CONF_DIR, FAMILIES, compose_config
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
 from seq2seq_lab.config import instantiate
 from seq2seq_lab.models.attention.multi_head import MultiHeadAttention
-from seq2seq_lab.report.grid import axes, compose_experiment, settings
+from seq2seq_lab.report.grid import SEED, axes, compose_experiment, seeds, settings
 from seq2seq_lab.training.precision import choose_precision
 
 EXPERIMENTS = sorted(p.stem for p in (Path(CONF_DIR) / "experiment").glob("*.yaml"))
@@ -258,3 +260,32 @@ def test_the_cpu_transformer_recipe_is_what_its_comment_says(tmp_path):
     assert cfg.optim.lr == 1e-3 and cfg.schedule.warmup_steps == 1000
     assert cfg.trainer.max_time is None  # the scale's time limit is lifted
     assert list(cfg.callbacks.wall_clock.minutes) == [10, 20, 30, 40]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        [],
+        # E4's follow-up (experiments/e4_norm_warmup/README.md): three axes fixed, one value changed
+        [
+            "model.norm=post",
+            "schedule.linear_warmup=true",
+            "model.encoder_layers=6",
+            "optim.lr=5e-4",
+        ],
+        ["data.max_tokens=1024"],  # not an axis: the grid is unchanged
+        ["model.norm=pre", "model.d_model=64,128"],  # a new sweep adds an axis
+    ],
+)
+def test_the_grid_with_command_line_overrides_is_the_one_hydras_sweeper_launches(extra):
+    """run_real.sh counts a grid's jobs with its OVERRIDES: the count and the jobs must be
+    those Hydra's basic sweeper makes of the config's params plus the command line."""
+    cfg = compose_experiment("e4_norm_warmup", "real_cpu")
+    params = cfg.hydra.sweeper.params
+    parser = OverridesParser.create()
+    launched = parser.parse_overrides([f"{k}={params[k]}" for k in params] + extra)
+    (batch,) = BasicSweeper.split_arguments(launched, None)
+    grid = axes(cfg, extra)
+    assert len(settings(grid)) * max(1, len(seeds(grid))) == len(batch)
+    without_seed = {tuple(sorted(o for o in job if not o.startswith(f"{SEED}="))) for job in batch}
+    assert without_seed == {tuple(sorted(job)) for job in settings(grid)}

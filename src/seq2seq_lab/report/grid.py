@@ -6,12 +6,15 @@ per combination of the axes' values, so
 
     jobs = product over axes of len(values)
 
-where the values are read at a given scale (``${seeds}`` is set by the scale).
+where the values are read at a given scale (``${seeds}`` is set by the scale). A command-line
+override of a multirun joins the axes as Hydra's basic sweeper merges them: an override of a swept
+key replaces that axis (``model.norm=post`` fixes it at one value), any other is one more axis.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,19 +47,24 @@ def compose_experiment(name: str, scale: str) -> DictConfig:
     return cfg
 
 
-def axes(cfg: DictConfig) -> list[Axis]:
-    """The sweep axes of a composed experiment config, in the config's order."""
+def axes(cfg: DictConfig, overrides: Sequence[str] = ()) -> list[Axis]:
+    """The sweep axes of a composed experiment config, in the config's order, with the
+    command-line ``overrides`` of a multirun merged in (a later override of a key wins)."""
     params = cfg.hydra.sweeper.params
-    written = OmegaConf.to_container(params, resolve=False)
+    written = {str(k): str(v) for k, v in OmegaConf.to_container(params, resolve=False).items()}
+    resolved = {str(key): str(params[key]) for key in params}
     parser = OverridesParser.create()
+    for override in parser.parse_overrides(list(overrides)):
+        key = override.get_key_element()
+        written[key] = resolved[key] = override.get_value_string()
     found = []
-    for key in params:
-        override = parser.parse_override(f"{key}={params[key]}")
+    for key, value in resolved.items():
+        override = parser.parse_override(f"{key}={value}")
         if override.is_sweep_override():
             values = tuple(override.sweep_string_iterator())
         else:
             values = (override.get_value_element_as_str(),)
-        found.append(Axis(str(key), str(written[key]), values))
+        found.append(Axis(key, written[key], values))
     return found
 
 
