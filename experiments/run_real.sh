@@ -22,7 +22,8 @@
 # Passes: experiments/<name>/results-<data>/wall_time.txt, one line each (command, runs
 #         finished, seconds, hardware); the grid's wall time is their sum.
 # Two jobs at a time with one thread each (JOBS=2; on a 2-core CPU ~1.8x the throughput of
-# one job with two threads). OVERRIDES adds Hydra overrides to every run; DATA names the
+# one job with two threads); JOBS=1 THREADS=1 runs a grid on one core while another grid has the
+# other. OVERRIDES adds Hydra overrides to every run; DATA names the
 # results directory (default multi30k, the scale's corpus).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +34,7 @@ SCALE=${SCALE:-real_cpu}
 DATA=${DATA:-multi30k}
 RESULTS=${RESULTS:-experiments}
 read -r -a EXTRA <<< "${OVERRIDES:-}"
-THREADS=$(( JOBS > 1 ? 1 : 2 ))
+THREADS=${THREADS:-$(( JOBS > 1 ? 1 : 2 ))}
 [ "$SCALE" = full ] && THREADS=null  # on a GPU the CPU threads are not the budget
 [ $# -gt 0 ] || { echo "usage: run_real.sh EXPERIMENT... (conf/experiment/*.yaml)" >&2; exit 2; }
 for name in "$@"; do
