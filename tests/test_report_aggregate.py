@@ -199,3 +199,26 @@ def test_pooling_runs_of_different_settings_is_detected(tmp_path):
     assert variant.config_differences() == ["model.hidden_size"]
     (same,) = group_variants(runs[:2], lambda r: {})
     assert same.config_differences() == []
+
+
+def test_a_run_continued_from_its_own_last_ckpt_pools_with_the_uninterrupted_ones(tmp_path):
+    """A queue continues an interrupted run from its own last.ckpt (``ckpt_path`` and the CSV
+    logger's ``resume_from`` set, portable): the same setting. Starting from another run's
+    checkpoint is a different setting."""
+    starts = {1: None, 2: "${paths.output_dir}/checkpoints/last.ckpt", 3: "/elsewhere/best.ckpt"}
+    for seed, start in starts.items():
+        write_run(
+            tmp_path / str(seed),
+            experiment="e",
+            variant="a",
+            family="seq2seq",
+            seed=seed,
+            config={"ckpt_path": start, "logger.csv.resume_from": start},
+            bleu=1.0,
+        )
+    runs, _ = find_runs(tmp_path)
+    by_seed = {run.seed: run for run in runs}
+    (continued,) = group_variants([by_seed[1], by_seed[2]], lambda r: {})
+    assert continued.config_differences() == []
+    (other_start,) = group_variants([by_seed[1], by_seed[3]], lambda r: {})
+    assert other_start.config_differences() == ["ckpt_path", "logger.csv.resume_from"]

@@ -272,6 +272,11 @@ def test_stop_and_continue_from_last_ckpt_equals_the_uninterrupted_run(
     assert torch.load(last, weights_only=True)["global_step"] == stopped["training"]["steps"]
     resumed = _run(tmp_path / "run", cache_dir, *args, f"{limit}={total}", f"ckpt_path={last}")
     assert resumed["training"]["validations"] == full["training"]["validations"]
+    # the train time counts the first segment too (Lightning's Timer, restored from last.ckpt)
+    earlier = resumed["timing"]["earlier_segments_seconds"]
+    assert full["timing"]["earlier_segments_seconds"] == 0
+    assert 0 < earlier <= stopped["timing"]["train_seconds"]
+    assert resumed["timing"]["train_seconds"] > earlier
     resumed_at = stopped["training"]["steps"]
     _assert_same_run(tmp_path / "run", tmp_path / "full", full["training"]["steps"], resumed_at)
 

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import lightning as L
 import torch
+from lightning.pytorch.callbacks import Timer
 from omegaconf import DictConfig, open_dict
 
 from seq2seq_lab.atomic import write_text
@@ -77,11 +78,30 @@ def checkpoint_run_config(cfg: DictConfig) -> dict[str, Any]:
 
 
 def build_callbacks(cfg: DictConfig) -> list[L.Callback]:
-    return [
+    callbacks = [
         instantiate(conf, key=f"callbacks.{name}")
         for name, conf in (cfg.get("callbacks") or {}).items()
         if conf is not None and "_target_" in conf
     ]
+    if cfg.trainer.get("max_time") is None:
+        # Lightning adds its Timer only for max_time (and ignores max_time if one is already
+        # there); every run needs one, as its state in last.ckpt times a continued run
+        callbacks.append(Timer())
+    return callbacks
+
+
+def earlier_segments_seconds(trainer: L.Trainer) -> float:
+    """The training time of a continued run's earlier segments (0 for a new run):
+    Lightning's Timer restores from the checkpoint the time trained before it was saved, so
+
+        earlier = Timer.time_elapsed("train") - (this segment's train end - its start)
+
+    (the work after that checkpoint, lost at the interruption, is counted once: when redone)."""
+    timer = next(c for c in trainer.callbacks if isinstance(c, Timer))
+    start, end = timer.start_time("train"), timer.end_time("train")
+    if start is None or end is None:
+        return 0.0
+    return max(0.0, timer.time_elapsed("train") - (end - start))
 
 
 def build_loggers(cfg: DictConfig, family: str) -> list[Any]:
@@ -231,8 +251,12 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         trainer.fit(module, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
         signals.raise_if_received()  # one that came when Lightning no longer checked
         throughput = next((c for c in callbacks if hasattr(c, "tokens_per_second")), None)
+        earlier = earlier_segments_seconds(trainer)
         results["timing"] = {
-            "train_seconds": time.perf_counter() - started,
+            # the whole fit, over every segment of a run continued from its last.ckpt
+            "train_seconds": time.perf_counter() - started + earlier,
+            "earlier_segments_seconds": earlier,
+            # the rates below time this segment only (a rate needs no earlier segment)
             "train_step_seconds": throughput.step_seconds if throughput else None,
             "train_tokens": throughput.tokens if throughput else None,
             "train_tokens_per_second": throughput.tokens_per_second if throughput else None,

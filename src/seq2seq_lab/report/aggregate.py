@@ -168,10 +168,12 @@ class Variant:
         seeds that follow it) and the paths: non-empty means runs of different settings were
         pooled (e.g. two sweeps with other sizes under one label). A path under the run's own
         directory is recorded alike by every run (``${paths.output_dir}/...``, see
-        ``seq2seq_lab.portable_paths``), so it never differs."""
+        ``seq2seq_lab.portable_paths``), so it never differs; nor does a path there that only
+        some runs set: ``ckpt_path`` (and the CSV logger's ``resume_from``) of a run continued
+        from its own last.ckpt after an interruption, the same setting continued."""
         from seq2seq_lab.pipeline import flatten
 
-        flat = [(run, flatten(run.config)) for run in self.runs if run.config]
+        flat = [(run, _without_own_paths(flatten(run.config))) for run in self.runs if run.config]
         keys = dict.fromkeys(k for _, f in flat for k in f)
         differing = []
         for key in keys:
@@ -184,6 +186,12 @@ class Variant:
 
     def describe_role(self) -> str:
         return ", ".join(f"{k}={_show(v)}" for k, v in self.role.items() if v is not None)
+
+
+def _without_own_paths(flat: dict[str, Any]) -> dict[str, Any]:
+    """``flat`` with every path under the run's own directory read as unset."""
+    own = "${paths.output_dir}/"
+    return {k: None if isinstance(v, str) and v.startswith(own) else v for k, v in flat.items()}
 
 
 def _is_run_seed(key: str, value: Any, run: Run) -> bool:
