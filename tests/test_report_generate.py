@@ -202,6 +202,28 @@ def test_header_carries_the_sweep_command_seeds_versions_and_hardware(generated)
     assert "`nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0`" in markdown
 
 
+def test_the_header_sums_the_wall_time_of_the_queues_passes(tmp_path):
+    """run_real.sh's layout: OUT/runs (the runs), OUT/wall_time.txt (a label, then one line
+    per pass, experiments/queue.sh), the report in OUT. Without the file: no such line."""
+    out = tmp_path / "results-multi30k"
+    e1_sweep(out / "runs")
+    generate_report(out / "runs", out)
+    assert "**Wall time:**" not in (out / "e1_attention" / "report.md").read_text()
+    (out / "wall_time.txt").write_text(
+        "experiment: e1_attention (resumable queue: one line per pass; the wall time is their sum)\n"
+        "pass: finished 2026-11-24T18:21:48Z, wall_seconds: 5413, runs finished: 8 of 24, "
+        "exit: 124, cpu: Xeon x 2, gpu: none, command: python -m seq2seq_lab.train -m ...\n"
+        "pass: finished 2026-11-24T21:26:36Z, wall_seconds: 9541, runs finished: 21 of 24, "
+        "exit: 124, cpu: Xeon x 2, gpu: none, command: python -m seq2seq_lab.train -m ...\n"
+    )
+    generate_report(out / "runs", out)
+    markdown = (out / "e1_attention" / "report.md").read_text()
+    line = next(x for x in markdown.splitlines() if x.startswith("- **Wall time:**"))
+    assert line.startswith("- **Wall time:** 4 h 9 min (14,954 s) in 2 passes")
+    assert "[wall_time.txt](../wall_time.txt)" in line
+    assert (out / "e1_attention" / "../wall_time.txt").is_file()
+
+
 def test_differences_pool_seeds_and_find_the_clear_gain(generated):
     root, _, reports, _ = generated
     found = {d.system: d for d in reports["e1_attention"].assessment.differences}

@@ -19,6 +19,7 @@ from seq2seq_lab.report.evidence import P_SIGNIFICANT, RESAMPLES, format_p
 from seq2seq_lab.report.figures import Figures
 from seq2seq_lab.report.runs import Run, Unreadable
 from seq2seq_lab.report.spec import ExperimentSpec
+from seq2seq_lab.report.wall_time import find_wall_time
 from seq2seq_lab.training.convergence import CONVERGED_GAIN, has_converged
 
 NOTE_CHARS = 140
@@ -145,7 +146,7 @@ def convergence(variants: Sequence[Variant]) -> str:
 
 
 # ---------------------------------------------------------------------------- sections
-def header_section(report: Assessment) -> list[str]:
+def header_section(report: Assessment, out_dir: Path | None = None) -> list[str]:
     runs = report.comparison.runs
     lines = ["## How these runs were made", ""]
     lines.append(
@@ -169,6 +170,8 @@ def header_section(report: Assessment) -> list[str]:
     lines.append(f"- **Converged:** {convergence(report.comparison.variants)}")
     lines.append(f"- **Software:** {software(runs)}")
     lines.append(f"- **Hardware:** {hardware(runs)}")
+    if out_dir is not None and (wall := find_wall_time(report.root)) is not None:
+        lines.append(f"- **Wall time:** {wall.text(out_dir)}")
     lines.append(
         "- **Config of every run:** [`runs.csv`](runs.csv) (scores and the flattened resolved "
         "config, one row per run)"
@@ -385,7 +388,7 @@ def experiment_markdown(report: Assessment, figures: Figures, out_dir: Path) -> 
     )
     lines.append("")
     sections = [
-        header_section(report),
+        header_section(report, out_dir),
         results_section(report),
         differences_section(report),
         verdict_section(report),
