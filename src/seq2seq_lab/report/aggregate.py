@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from seq2seq_lab.portable_paths import RUN_DIR
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.results import STATUSES
 
@@ -190,7 +191,7 @@ class Variant:
 
 def _without_own_paths(flat: dict[str, Any]) -> dict[str, Any]:
     """``flat`` with every path under the run's own directory read as unset."""
-    own = "${paths.output_dir}/"
+    own = f"{RUN_DIR}/"
     return {k: None if isinstance(v, str) and v.startswith(own) else v for k, v in flat.items()}
 
 

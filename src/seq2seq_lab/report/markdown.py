@@ -146,7 +146,7 @@ def convergence(variants: Sequence[Variant]) -> str:
 
 
 # ---------------------------------------------------------------------------- sections
-def header_section(report: Assessment, out_dir: Path | None = None) -> list[str]:
+def header_section(report: Assessment, out_dir: Path) -> list[str]:
     runs = report.comparison.runs
     lines = ["## How these runs were made", ""]
     lines.append(
@@ -170,8 +170,8 @@ def header_section(report: Assessment, out_dir: Path | None = None) -> list[str]
     lines.append(f"- **Converged:** {convergence(report.comparison.variants)}")
     lines.append(f"- **Software:** {software(runs)}")
     lines.append(f"- **Hardware:** {hardware(runs)}")
-    if out_dir is not None and (wall := find_wall_time(report.root)) is not None:
-        lines.append(f"- **Wall time:** {wall.text(out_dir)}")
+    if (wall := find_wall_time(report.root)) is not None:
+        lines.append(f"- **Wall time:** {wall.text(relative(wall.path, out_dir))}")
     lines.append(
         "- **Config of every run:** [`runs.csv`](runs.csv) (scores and the flattened resolved "
         "config, one row per run)"

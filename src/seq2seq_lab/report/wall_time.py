@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +25,10 @@ class WallTime:
     seconds: int
     passes: int
 
-    def text(self, from_dir: Path) -> str:
-        """One line for a report written in ``from_dir``: the sum, the passes, the file."""
+    def text(self, link: str) -> str:
+        """One line for a report: the sum, the passes, the file (at the relative ``link``)."""
         hours, minutes = divmod(round(self.seconds / 60), 60)
         span = f"{hours} h {minutes} min" if hours else f"{minutes} min"
-        link = Path(os.path.relpath(self.path, from_dir)).as_posix()
         passes = f"{self.passes} passes" if self.passes != 1 else "one pass"
         return (
             f"{span} ({self.seconds:,} s) in {passes} of the grid's script "
