@@ -53,7 +53,9 @@ queue_deadline() {
   return 0
 }
 
-# Whether under two minutes are left before $deadline (never without one).
+# Whether under START_MINUTES (default 2, may be fractional) are left before $deadline (never
+# without one): what is too little to begin another stage of the queue.
 queue_too_late() {
-  [ -n "${deadline:-}" ] && [ $(( deadline - $(date +%s) )) -lt 120 ]
+  [ -n "${deadline:-}" ] \
+    && [ $(( deadline - $(date +%s) )) -lt "$(awk -v m="${START_MINUTES:-2}" 'BEGIN { printf "%d", m * 60 }')" ]
 }

@@ -16,8 +16,7 @@
 # runs (the test suite runs a trimmed smoke grid this way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python}
-[ -x .venv/bin/python ] && PY=${PYTHON:-.venv/bin/python}
+source experiments/python.sh
 JOBS=${JOBS:-2}
 TAG=${TAG:-$(date +%Y-%m-%d_%H-%M-%S)}
 RESULTS=${RESULTS:-experiments}

@@ -18,8 +18,7 @@
 # from last.ckpt with the wall clock they had left (Lightning's Timer is checkpointed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python}
-[ -x .venv/bin/python ] && PY=${PYTHON:-.venv/bin/python}
+source experiments/python.sh
 JOBS=${JOBS:-2}
 THREADS=$(( JOBS > 1 ? 1 : 2 ))
 out=${OUT:-experiments/e1_attention/results-quality}
@@ -39,7 +38,7 @@ print(sum(run.finished for run in find_runs('$out/search')[0]))" 2> /dev/null ||
   if [ "$done_search" -lt "$n" ]; then
     echo "run_quality.sh: search $done_search of $n finished; the confirmation waits for all" >&2
   elif queue_too_late; then
-    echo "run_quality.sh: confirmation not started: less than two minutes left" >&2
+    echo "run_quality.sh: confirmation not started: less than START_MINUTES=${START_MINUTES:-2} left" >&2
   else
     chosen=$("$PY" -m seq2seq_lab.report.quality "$out/search" --select | paste -sd, -)
     queue_pass "quality confirmation" "$out" "$out/confirm" "$(( $(tr ',' '\n' <<< "$chosen" | wc -l) * 2 ))" \

@@ -3,7 +3,8 @@
 # three seeds, each experiment's update budget or convergence rule), run as a resumable queue.
 # Every pass runs the whole sweep into the same directory with `resume=true`: a finished run is
 # kept, a run cut short (end of a session, kill -9) continues from its last.ckpt, the rest
-# start (seq2seq_lab/run_dir.py: continuation). After each pass the report is regenerated from
+# start (seq2seq_lab/run_dir.py: continuation). Checkpoints are not committed: in a fresh clone
+# a run cut short starts again, its partial files kept under runs/<job>/abandoned/. After each pass the report is regenerated from
 # whatever has finished; its verdict stays inconclusive until every run it needs is there.
 #
 #   bash experiments/run_real.sh e4_norm_warmup                 # run or continue E4's grid
@@ -16,7 +17,9 @@
 # MINUTES ends the passes cleanly before a session does: it is the budget of the whole call,
 # so a grid that finishes early leaves the rest to the next one. At the deadline the runs get
 # SIGTERM, record themselves "interrupted" beside their last.ckpt, and the next call continues
-# them; a later grid reached with less than two minutes left is not started.
+# them; a later grid reached with less than START_MINUTES left (default 2) is not started. In a
+# session whose disk does not outlive it, set START_MINUTES to about one run's length: a run
+# cut short there restarts from scratch next time (see above).
 # Runs:   experiments/<name>/results-<data>/runs/<job>/ (committed without checkpoints and
 #         images, see .gitignore); the report beside them in experiments/<name>/results-<data>/.
 # Passes: experiments/<name>/results-<data>/wall_time.txt, one line each (command, runs
@@ -27,8 +30,7 @@
 # results directory (default multi30k, the scale's corpus).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python}
-[ -x .venv/bin/python ] && PY=${PYTHON:-.venv/bin/python}
+source experiments/python.sh
 JOBS=${JOBS:-2}
 SCALE=${SCALE:-real_cpu}
 DATA=${DATA:-multi30k}
@@ -55,7 +57,7 @@ source experiments/queue.sh
 deadline=$(queue_deadline)
 for name in "$@"; do
   if [ "$name" != "$1" ] && queue_too_late; then
-    echo "run_real.sh: $name not started: less than two minutes left of MINUTES=$MINUTES" >&2
+    echo "run_real.sh: $name not started: less than START_MINUTES=${START_MINUTES:-2} left of MINUTES=$MINUTES" >&2
     continue
   fi
   out="$RESULTS/$name/results-$DATA"

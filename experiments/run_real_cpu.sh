@@ -17,8 +17,7 @@
 # use `scale=full` instead (experiments/e1_attention/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python}
-[ -x .venv/bin/python ] && PY=${PYTHON:-.venv/bin/python}
+source experiments/python.sh
 JOBS=${JOBS:-2}
 ROOT=${ROOT:-multirun/real_cpu/$(date +%Y-%m-%d_%H-%M-%S)}
 MULTI30K=${MULTI30K:-$(cd .. && pwd)/shared/data/multi30k}

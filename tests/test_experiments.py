@@ -190,3 +190,38 @@ def test_run_cpu_sh_runs_the_named_grids_and_writes_reports_and_wall_times(tmp_p
     bad = subprocess.run(["bash", str(REPO / "experiments" / "run_cpu.sh"), "e9_nothing"],
                          env=env, capture_output=True, text=True)  # fmt: skip
     assert bad.returncode == 2 and "no conf/experiment/e9_nothing.yaml" in bad.stderr
+
+
+@pytest.mark.parametrize("script", ["run_cpu.sh", "run_real.sh", "run_real_cpu.sh", "run_quality.sh"])
+def test_experiment_scripts_stop_before_any_pass_without_an_interpreter_that_has_the_package(
+    tmp_path, script
+):
+    """A fresh clone before scripts/setup.sh: one line naming the cure, nothing recorded (a
+    pass of 0 seconds used to be appended to wall_time.txt)."""
+    env = {**os.environ, "PYTHON": "/bin/false", "RESULTS": str(tmp_path / "experiments")}
+    proc = subprocess.run(["bash", str(REPO / "experiments" / script), "e4_norm_warmup"],
+                          env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"{script}: /bin/false cannot import seq2seq_lab: run bash scripts/setup.sh first "
+        "(or set PYTHON)"
+    )
+    assert not (tmp_path / "experiments").exists()
+
+
+@pytest.mark.parametrize(
+    "left_seconds, start_minutes, too_late",
+    [(600, "15", True), (600, "5", False), (100, None, True), (300, None, False), (None, "15", False)],
+)
+def test_queue_does_not_begin_a_stage_with_less_than_start_minutes_left(
+    left_seconds, start_minutes, too_late
+):
+    """queue.sh's queue_too_late: START_MINUTES (default 2) before the deadline; never without
+    a deadline (no MINUTES)."""
+    setup = "" if left_seconds is None else f"deadline=$(( $(date +%s) + {left_seconds} ));"
+    env = {k: v for k, v in os.environ.items() if k != "START_MINUTES"}
+    if start_minutes is not None:
+        env["START_MINUTES"] = start_minutes
+    queue = shlex.quote(str(REPO / "experiments" / "queue.sh"))
+    proc = subprocess.run(["bash", "-c", f"source {queue}; {setup} queue_too_late"], env=env)
+    assert (proc.returncode == 0) == too_late

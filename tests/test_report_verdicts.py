@@ -331,6 +331,15 @@ def test_e5_reads_the_entropy_at_init_not_after_the_first_validation(tmp_path):
     assert lower.holds is None and falls.holds is None
 
 
+def test_e5_names_the_half_of_a_pair_that_lacks_its_entropy(tmp_path):
+    # a grid in progress: the unscaled d_k 256 run has not started, its scaled twin has
+    rows = [r for r in e5() if r["variant"] != "scale-False_heads1_dk256"]
+    lower, _ = e5_entropy_findings(tmp_path, rows)
+    assert lower.holds is None
+    assert "missing: d_k 256: entropy of the unscaled model" in lower.detail
+    assert "d_k 16" not in lower.detail.split("missing: ")[1]
+
+
 # ---------------------------------------------------------------------------- E6
 def e6(none=10.0, one_head=19.0, learned=19.9):
     variants = [

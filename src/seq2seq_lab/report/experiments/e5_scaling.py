@@ -49,7 +49,8 @@ def _e5_entropy_lower(c: Comparison) -> Finding:
     for dk, scaled, unscaled in _e5_pairs(c):
         s, u = (None if v is None else init_entropy(v) for v in (scaled, unscaled))
         if s is None or u is None:
-            cases.append((None, f"d_k {dk}: entropy of both"))
+            lacking = " and ".join(n for n, e in (("scaled", s), ("unscaled", u)) if e is None)
+            cases.append((None, f"d_k {dk}: entropy of the {lacking} model"))
         else:
             cases.append((u < s, f"d_k {dk}: scaled {s:.3f}, unscaled {u:.3f}"))
     missing = "attention entropy at init (diagnostics/validation.jsonl) with and without scaling"
