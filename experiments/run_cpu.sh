@@ -52,7 +52,7 @@ for name in "$@"; do
     echo "command: ${command[*]}"
     echo "jobs: $jobs"
     echo "wall_seconds: $(( end - start ))"
-    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) x $(nproc)"
+    echo "cpu: $("$PY" -m seq2seq_lab.environment)"
     echo "finished: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   } > "$out/wall_time.txt"
   "$PY" -m seq2seq_lab.report "$sweep" --out "$out"

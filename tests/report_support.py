@@ -124,7 +124,13 @@ def write_run(
         "scale": scale,
         "overrides": overrides or [f"seed={seed}"],
         "versions": {"python": "3.11.7", "torch": "2.13.0+cpu", "sacrebleu": "2.6.0"},
-        "hardware": {"cpu": "Test CPU", "cpu_count": 2, "torch_threads": 2, "cuda": False},
+        "hardware": {
+            "cpu": "Test CPU",
+            "cpu_features": ["AVX2"],
+            "cpu_count": 2,
+            "torch_threads": 2,
+            "cuda": False,
+        },
         "config": nested(dotted),
     }
     if status == "failed":

@@ -192,7 +192,9 @@ def test_run_cpu_sh_runs_the_named_grids_and_writes_reports_and_wall_times(tmp_p
     assert bad.returncode == 2 and "no conf/experiment/e9_nothing.yaml" in bad.stderr
 
 
-@pytest.mark.parametrize("script", ["run_cpu.sh", "run_real.sh", "run_real_cpu.sh", "run_quality.sh"])
+@pytest.mark.parametrize(
+    "script", ["run_cpu.sh", "run_real.sh", "run_real_cpu.sh", "run_quality.sh"]
+)
 def test_experiment_scripts_stop_before_any_pass_without_an_interpreter_that_has_the_package(
     tmp_path, script
 ):
@@ -211,7 +213,13 @@ def test_experiment_scripts_stop_before_any_pass_without_an_interpreter_that_has
 
 @pytest.mark.parametrize(
     "left_seconds, start_minutes, too_late",
-    [(600, "15", True), (600, "5", False), (100, None, True), (300, None, False), (None, "15", False)],
+    [
+        (600, "15", True),
+        (600, "5", False),
+        (100, None, True),
+        (300, None, False),
+        (None, "15", False),
+    ],
 )
 def test_queue_does_not_begin_a_stage_with_less_than_start_minutes_left(
     left_seconds, start_minutes, too_late

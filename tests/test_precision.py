@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
+from seq2seq_lab import environment
 from seq2seq_lab.training import precision
 from seq2seq_lab.training.precision import choose_precision
 
@@ -66,3 +69,17 @@ def test_auto_on_a_bf16_cpu_follows_the_measured_speed(speedup, expected, cpu):
 def test_the_probe_times_both_paths_on_this_cpu():
     speedup = precision.bf16_speedup()
     assert 0.05 < speedup < 20  # a ratio of two real timings, whatever this CPU is
+
+
+def test_results_record_the_instruction_sets_torch_finds(cpu):
+    """hardware() (results.json) and the wall-time line name them, fastest first."""
+    cpu(amx_bf16=True, avx512_bf16=True, avx512_f=True, avx2=True)
+    assert environment.cpu_features() == ["AMX-BF16", "AVX512-BF16", "AVX512", "AVX2"]
+    assert environment.hardware()["cpu_features"] == environment.cpu_features()
+    assert environment.machine().endswith(
+        " (AMX-BF16, AVX512-BF16, AVX512, AVX2) x " + str(os.cpu_count())
+    )
+    cpu(avx2=True)
+    assert environment.cpu_features() == ["AVX2"]
+    cpu()
+    assert environment.machine().endswith(" (no AVX2) x " + str(os.cpu_count()))

@@ -21,7 +21,9 @@ from report_support import (
 from seq2seq_lab.report.__main__ import main
 from seq2seq_lab.report.experiments import READERS, SPECS
 from seq2seq_lab.report.generate import generate_report
+from seq2seq_lab.report.markdown import hardware
 from seq2seq_lab.report.readmes import COMMITTED, verdict_block
+from seq2seq_lab.report.runs import find_runs
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -198,7 +200,7 @@ def test_header_carries_the_sweep_command_seeds_versions_and_hardware(generated)
         "model=seq2seq,bahdanau,transformer,luong seed=1,2"
     ) in markdown
     assert "**Seeds:** 1, 2" in markdown
-    assert "torch 2.13.0+cpu" in markdown and "Test CPU, 2 cores" in markdown
+    assert "torch 2.13.0+cpu" in markdown and "Test CPU (AVX2), 2 cores" in markdown
     assert "`nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0`" in markdown
 
 
@@ -333,3 +335,30 @@ def test_each_report_writes_the_summary_the_readme_tables_show(generated, tmp_pa
     assert sum("not run under the current protocol yet" in r for r in rows) == len(rows) - 1
     # a report not committed yet is named, not linked; its row says the finding is as above
     assert rows[1].startswith("| E1 on multi30k | as above | not run")
+
+
+def test_hardware_tells_apart_cpus_of_one_name_by_their_instruction_sets(tmp_path):
+    """Two machines named "Intel(R) Xeon(R) Processor", with and without AMX, ran one grid at
+    different speeds: the header names each group, and runs recorded before the instruction
+    sets were are not counted with either."""
+    features = [["AMX-BF16", "AVX512-BF16", "AVX512", "AVX2"], ["AVX512-BF16", "AVX512", "AVX2"],
+                None, ["AVX512-BF16", "AVX512", "AVX2"]]  # fmt: skip
+    for i, found in enumerate(features):
+        path = write_run(
+            tmp_path / str(i), experiment="e1_attention", variant="v", family="seq2seq"
+        )
+        results = json.loads((path / "results.json").read_text())
+        results["hardware"]["cpu"] = "Intel(R) Xeon(R) Processor"
+        results["hardware"]["cpu_features"] = found
+        if found is None:
+            del results["hardware"]["cpu_features"]
+        (path / "results.json").write_text(json.dumps(results))
+    runs, _ = find_runs(tmp_path)
+    assert hardware(runs).split("; ") == [
+        "Intel(R) Xeon(R) Processor (AMX-BF16, AVX512-BF16, AVX512, AVX2), 2 cores, 2 torch "
+        "threads, no GPU (1 run)",
+        "Intel(R) Xeon(R) Processor (AVX512-BF16, AVX512, AVX2), 2 cores, 2 torch threads, "
+        "no GPU (2 runs)",
+        "Intel(R) Xeon(R) Processor (instruction sets not recorded), 2 cores, 2 torch threads, "
+        "no GPU (1 run)",
+    ]

@@ -20,6 +20,17 @@ PACKAGES = (
     "wandb",
 )
 
+# The instruction sets that set a CPU's speed, as torch detects them (name, torch's flag). The
+# model name does not tell them apart: E5's Multi30k grid ran on two 2-core "Intel(R) Xeon(R)
+# Processor" machines, one with AMX and one without (a 1-head run 890 s with, 968-992 s without).
+CPU_FEATURES = (
+    ("AMX-BF16", "amx_bf16"),
+    ("AVX512-BF16", "avx512_bf16"),
+    ("AVX512", "avx512_f"),
+    ("AVX2", "avx2"),
+)
+BF16_FEATURES = ("AMX-BF16", "AVX512-BF16")  # native bf16 dot products
+
 
 def versions() -> dict[str, str]:
     found = {"python": sys.version.split()[0]}
@@ -35,6 +46,7 @@ def hardware() -> dict[str, object]:
     info: dict[str, object] = {
         "platform": platform.platform(),
         "cpu": _cpu_model(),
+        "cpu_features": cpu_features(),
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "cuda": torch.cuda.is_available(),
@@ -43,6 +55,12 @@ def hardware() -> dict[str, object]:
         info["gpu"] = torch.cuda.get_device_name(0)
         info["gpu_count"] = torch.cuda.device_count()
     return info
+
+
+def cpu_features() -> list[str]:
+    """The names of ``CPU_FEATURES`` this CPU has, fastest first."""
+    capabilities = torch.cpu.get_capabilities()
+    return [name for name, flag in CPU_FEATURES if capabilities.get(flag)]
 
 
 def _cpu_model() -> str:
@@ -54,3 +72,12 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+def machine() -> str:
+    """One line for a grid's wall-time record: CPU model (instruction sets) x cores."""
+    return f"{_cpu_model()} ({', '.join(cpu_features()) or 'no AVX2'}) x {os.cpu_count()}"
+
+
+if __name__ == "__main__":  # experiments/queue.sh and run_cpu.sh: python -m seq2seq_lab.environment
+    print(machine())

@@ -69,7 +69,7 @@ def hardware(runs: Sequence[Run]) -> str:
         hw = run.results.get("hardware") or {}
         if not hw:
             continue
-        parts = [str(hw.get("cpu", "?")), f"{hw.get('cpu_count', '?')} cores"]
+        parts = [_cpu(hw), f"{hw.get('cpu_count', '?')} cores"]
         parts.append(f"{hw.get('torch_threads', '?')} torch threads")
         parts.append(f"GPU: {hw['gpu']}" if hw.get("gpu") else "no GPU")
         counts[", ".join(parts)] += 1
@@ -77,7 +77,17 @@ def hardware(runs: Sequence[Run]) -> str:
         return "not recorded"
     if len(counts) == 1:
         return next(iter(counts))
-    return "; ".join(f"{k} ({n} runs)" for k, n in counts.items())
+    return "; ".join(f"{k} ({n} run{'s' if n != 1 else ''})" for k, n in counts.items())
+
+
+def _cpu(hw: Mapping[str, Any]) -> str:
+    """The CPU's model name and speed-setting instruction sets (environment.CPU_FEATURES): the
+    name alone is shared by machines of different speeds. Runs recorded before the features
+    were are not assumed alike."""
+    features = hw.get("cpu_features")
+    if features is None:
+        return f"{hw.get('cpu', '?')} (instruction sets not recorded)"
+    return f"{hw.get('cpu', '?')} ({', '.join(features) or 'no AVX2'})"
 
 
 def _data(run: Run) -> str:

@@ -31,6 +31,8 @@ from typing import NamedTuple
 
 import torch
 
+from seq2seq_lab.environment import BF16_FEATURES, cpu_features
+
 AUTO = "auto"
 MIN_SPEEDUP = 1.1  # below this the bf16 path is not worth its rounding
 # the probe: one Transformer-sized linear layer, forward and backward, per round
@@ -53,9 +55,7 @@ def choose_precision(requested: str, accelerator: str) -> PrecisionChoice:
         if torch.cuda.is_bf16_supported():
             return PrecisionChoice("bf16-mixed", "auto: the GPU computes bf16 natively")
         return PrecisionChoice("32-true", "auto: this GPU has no native bf16")
-    capabilities = torch.cpu.get_capabilities()
-    names = [n for n, flag in (("AMX-BF16", "amx_bf16"), ("AVX512-BF16", "avx512_bf16"))
-             if capabilities.get(flag)]  # fmt: skip
+    names = [name for name in cpu_features() if name in BF16_FEATURES]
     if not names:
         return PrecisionChoice("32-true", "auto: the CPU has no native bf16")
     speedup = bf16_speedup()
