@@ -260,9 +260,12 @@ def test_one_heatmap_per_model_is_copied(generated):
     (heatmap,) = reports["e1_attention"].figures.heatmaps
     assert heatmap.variant == "bahdanau" and heatmap.source == "attention/step0000010/val0.png"
     assert heatmap.path == root / "report" / "e1_attention" / "heatmaps" / "bahdanau.png"
-    assert (
-        "](heatmaps/bahdanau.png)" in (root / "report" / "e1_attention" / "report.md").read_text()
-    )
+    markdown = (root / "report" / "e1_attention" / "report.md").read_text()
+    assert "](heatmaps/bahdanau.png)" in markdown
+    # the models whose runs hold no image (a clone without the runs' images) are named
+    without = reports["e1_attention"].figures.without_heatmap
+    assert without and "bahdanau" not in without
+    assert "No heatmap for " + ", ".join(f"**{v}**" for v in without) + ": " in markdown
 
 
 def test_a_report_that_cannot_be_built_is_listed_and_the_others_are_written(tmp_path, monkeypatch):

@@ -28,6 +28,7 @@ class Figures:
     plots: list[tuple[str, str, list[Path]]] = field(default_factory=list)  # name, caption, PNGs
     notes: list[str] = field(default_factory=list)  # plots that could not be drawn
     heatmaps: list[Heatmap] = field(default_factory=list)
+    without_heatmap: list[str] = field(default_factory=list)  # variants none of whose runs has one
 
 
 def draw_figures(spec: ExperimentSpec, comparison: Comparison, out_dir: Path) -> Figures:
@@ -41,6 +42,9 @@ def draw_figures(spec: ExperimentSpec, comparison: Comparison, out_dir: Path) ->
             continue
         figures.plots.append((plot.name, plot.caption, paths))
     figures.heatmaps = copy_heatmaps(comparison, out_dir)
+    drawn = {heatmap.variant for heatmap in figures.heatmaps}
+    if drawn:  # a comparison with no image at all says so in one line (markdown)
+        figures.without_heatmap = [v.label for v in comparison.variants if v.label not in drawn]
     return figures
 
 

@@ -335,7 +335,7 @@ def plots_section(figures: Figures, out_dir: Path) -> list[str]:
 def heatmaps_section(figures: Figures, out_dir: Path) -> list[str]:
     lines = ["## Attention heatmaps", ""]
     if not figures.heatmaps:
-        return lines + ["_No run has an attention heatmap (attention/step*/val*.png)._"]
+        return lines + ["_No run here has an attention heatmap (attention/step*/val*.png)._"]
     lines.append(
         "One validation sentence per model, at the last plotted validation step (weights show "
         "which source positions were mixed, not why)."
@@ -345,6 +345,15 @@ def heatmaps_section(figures: Figures, out_dir: Path) -> list[str]:
         lines.append(f"**{heatmap.variant}** (seed {heatmap.seed}, `{heatmap.source}`)")
         lines.append("")
         lines.append(f"![{heatmap.variant}]({relative(heatmap.path, out_dir)})")
+        lines.append("")
+    if figures.without_heatmap:
+        # images are not committed with a queue's runs (.gitignore): a clone that did not make
+        # a run has its numbers but not its pictures
+        lines.append(
+            "No heatmap for " + ", ".join(f"**{v}**" for v in figures.without_heatmap) + ": "
+            f"{'its' if len(figures.without_heatmap) == 1 else 'their'} runs hold no attention "
+            "image here (run images are not committed; the runs were made in another clone)."
+        )
         lines.append("")
     return lines
 
