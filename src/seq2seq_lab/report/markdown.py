@@ -347,12 +347,13 @@ def heatmaps_section(figures: Figures, out_dir: Path) -> list[str]:
         lines.append(f"![{heatmap.variant}]({relative(heatmap.path, out_dir)})")
         lines.append("")
     if figures.without_heatmap:
-        # images are not committed with a queue's runs (.gitignore): a clone that did not make
-        # a run has its numbers but not its pictures
+        # a report must not drop a model without a word: images are not committed with a
+        # queue's runs (.gitignore), so a clone that did not make a run has no pictures of it
         lines.append(
             "No heatmap for " + ", ".join(f"**{v}**" for v in figures.without_heatmap) + ": "
             f"{'its' if len(figures.without_heatmap) == 1 else 'their'} runs hold no attention "
-            "image here (run images are not committed; the runs were made in another clone)."
+            "image here (a model without attention draws none; run images are not committed, so "
+            "runs made in another clone have none)."
         )
         lines.append("")
     return lines
