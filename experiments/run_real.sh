@@ -4,8 +4,9 @@
 # Every pass runs the whole sweep into the same directory with `resume=true`: a finished run is
 # kept, a run cut short (end of a session, kill -9) continues from its last.ckpt, the rest
 # start (seq2seq_lab/run_dir.py: continuation). Checkpoints are not committed: in a fresh clone
-# a run cut short starts again, its partial files kept under runs/<job>/abandoned/. After each pass the report is regenerated from
-# whatever has finished; its verdict stays inconclusive until every run it needs is there.
+# a run cut short starts again, its partial files kept under runs/<job>/abandoned/. After each
+# pass the report is regenerated from whatever has finished; its verdict stays inconclusive
+# until every run it needs is there.
 #
 #   bash experiments/run_real.sh e4_norm_warmup                 # run or continue E4's grid
 #   bash experiments/run_real.sh e5_scaling e6_positions_heads  # one after the other
