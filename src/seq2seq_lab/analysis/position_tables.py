@@ -12,7 +12,7 @@ A sinusoidal table has position rms sqrt(1/2) (each sin/cos pair has squared nor
 cos(distance k) = (2 / D) sum_i cos(k w_i) with w_i = 10000^(-2i/D), whatever the position. A
 learned table starts at its initialisation (Xavier uniform: rms sqrt(2 / (max_positions + D)))
 and grows only on the rows that training lengths reach; a small position rms beside the token
-rms means the encoder sees little of where a token is.
+rms means the stack above sees little of where a token is.
 
     python -m seq2seq_lab.analysis.position_tables RUN/checkpoints/best.ckpt ... [--rows 40]
 """
