@@ -6,7 +6,9 @@
 # start (seq2seq_lab/run_dir.py: continuation). Checkpoints are not committed: in a fresh clone
 # a run cut short starts again, its partial files kept under runs/<job>/abandoned/. After each
 # pass the report is regenerated from whatever has finished; its verdict stays inconclusive
-# until every run it needs is there.
+# until every run it needs is there. A job identical to a finished run of another grid on the
+# same data (same training config and seed: E2's reversed seq2seq is E1's seq2seq) reuses it
+# instead of training it again (seq2seq_lab/run_reuse.py); the report names the reused runs.
 #
 #   bash experiments/run_real.sh e4_norm_warmup                 # run or continue E4's grid
 #   bash experiments/run_real.sh e5_scaling e6_positions_heads  # one after the other
@@ -63,9 +65,13 @@ for name in "$@"; do
   fi
   out="$RESULTS/$name/results-$DATA"
   runs="$out/runs"
+  # the other grids' runs on this data: a job identical to one of theirs reuses it
+  # (seq2seq_lab/run_reuse.py) instead of training it again
+  others=$(find "$RESULTS" -mindepth 3 -maxdepth 3 -path "*/results-$DATA/runs" -type d \
+             ! -path "$RESULTS/$name/*" -printf "'%p'\n" 2> /dev/null | sort | paste -sd, -)
   command=("$PY" -m seq2seq_lab.train -m "experiment=$name" "scale=$SCALE" resume=true
            hydra/launcher=joblib "hydra.launcher.n_jobs=$JOBS" "threads=$THREADS"
-           '~callbacks.progress_bar' "${EXTRA[@]}" "hydra.sweep.dir=$runs")
+           '~callbacks.progress_bar' "reuse_from=[$others]" "${EXTRA[@]}" "hydra.sweep.dir=$runs")
   if [ -z "${REPORT_ONLY:-}" ]; then
     queue_pass "experiment: $name" "$out" "$runs" "${jobs[$name]}" "${command[@]}"
   fi

@@ -34,6 +34,7 @@ from seq2seq_lab.interruptions import SignalRecorder
 from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.results import write_results
 from seq2seq_lab.run_dir import check_run_dir, continuation, is_rank_zero
+from seq2seq_lab.run_reuse import adopt, find_identical
 from seq2seq_lab.training.convergence import late_gain
 from seq2seq_lab.training.module import Seq2SeqModule, stop_cause
 from seq2seq_lab.training.precision import choose_precision
@@ -162,6 +163,19 @@ def _overrides() -> list[str]:
     return list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
 
 
+def _job_fields(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+    """What results.json says about the job itself (not about what it trained)."""
+    return {
+        "experiment": cfg.get("experiment_name"),
+        "variant": cfg.get("variant"),
+        "seed": cfg.seed,
+        "run_dir": str(run_dir.resolve()),
+        "scale": _scale(),
+        "overrides": _overrides(),
+        "config": to_plain(cfg),
+    }
+
+
 def _scale() -> str | None:
     """The ``scale`` group's choice (smoke, cpu, real_cpu, full): the report's quality floors
     are stated per scale."""
@@ -198,20 +212,23 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             log.info("%s: continuing from %s", run_dir, plan.ckpt_path)
             with open_dict(cfg):
                 cfg.ckpt_path = str(plan.ckpt_path)
+        elif (twin := find_identical(cfg, run_dir, list(cfg.get("reuse_from") or []))) is not None:
+            log.info("%s: the identical run %s is reused (run_reuse.py)", run_dir, twin)
+            record = adopt(twin, run_dir, _job_fields(cfg, run_dir))
+            if is_rank_zero():
+                write_results(run_dir / "results.json", record)
+            return record
     if is_rank_zero():  # the other DDP ranks start in rank zero's directory, already claimed
         check_run_dir(run_dir, cfg.get("ckpt_path"))
     run_dir.mkdir(parents=True, exist_ok=True)
+    job = _job_fields(cfg, run_dir)
     results: dict[str, Any] = {
         "status": "failed",
-        "experiment": cfg.get("experiment_name"),
-        "variant": cfg.get("variant"),
-        "seed": cfg.seed,
-        "run_dir": str(run_dir.resolve()),
-        "scale": _scale(),
-        "overrides": _overrides(),
+        **{key: job[key] for key in ("experiment", "variant", "seed", "run_dir", "scale")},
+        "overrides": job["overrides"],
         "versions": versions(),
         "hardware": hardware(),
-        "config": to_plain(cfg),
+        "config": job["config"],
     }
     signals = SignalRecorder().install()
     try:

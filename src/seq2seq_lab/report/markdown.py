@@ -48,6 +48,21 @@ def status_summary(runs: Sequence[Run]) -> str:
     return f"{len(runs)} run{'s' if len(runs) != 1 else ''}" + (f" ({counts})" if counts else "")
 
 
+def reused_runs(runs: Sequence[Run]) -> str:
+    """Which runs are another grid's identical runs, adopted rather than trained again
+    (seq2seq_lab/run_reuse.py); empty when none is."""
+    origins = [o for run in runs if isinstance(o := run.results.get("reused_from"), dict)]
+    if not origins:
+        return ""
+    sources = "; ".join(
+        f"{o.get('run')} ({o.get('experiment')} {o.get('variant')})" for o in origins
+    )
+    return (
+        f"{len(origins)} of {len(runs)} runs are identical runs of another grid (same training "
+        f"config and seed), reused and not trained again: {sources}"
+    )
+
+
 def _across(runs: Sequence[Run], describe: Callable[[Run], str], missing: str) -> str:
     """The runs' distinct non-empty descriptions, in order, joined by "; " (else ``missing``)."""
     return "; ".join(dict.fromkeys(d for run in runs if (d := describe(run)))) or missing
@@ -172,6 +187,8 @@ def header_section(report: Assessment, out_dir: Path) -> list[str]:
     lines.append("```")
     lines.append("")
     lines.append(f"- **Runs:** {status_summary(runs)}")
+    if reused := reused_runs(runs):
+        lines.append(f"- **Reused:** {reused}")
     lines.append(f"- **Seeds:** {_seeds(runs)}")
     data, test = _across(runs, _data, "not recorded"), _across(runs, _test_set, "no run was tested")
     lines.append(f"- **Data:** {data}; test: {test}")
