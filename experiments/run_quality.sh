@@ -16,6 +16,10 @@
 # as in the real_cpu grids: a candidate's 30 minutes are those of one of two jobs on the
 # 2-core machine. A pass cut by MINUTES leaves its runs "interrupted": the next continues them
 # from last.ckpt with the wall clock they had left (Lightning's Timer is checkpointed).
+# The budget is the wall clock, so every run must train on one kind of CPU: a pass on a machine
+# whose CPU (model and instruction sets) is not the finished runs' stops before it starts
+# (python -m seq2seq_lab.report.quality --check-cpu); ANY_CPU=1 runs anyway, and the report
+# names each run's CPU. On such a machine run an equal-updates grid instead (run_real.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source experiments/python.sh
@@ -29,6 +33,9 @@ sweep=("$PY" -m seq2seq_lab.train -m recipe=rnn_multi30k_cpu resume=true hydra/l
 
 source experiments/queue.sh
 deadline=$(queue_deadline)
+if [ -z "${REPORT_ONLY:-}" ] && [ -z "${ANY_CPU:-}" ]; then
+  "$PY" -m seq2seq_lab.report.quality "$out" --check-cpu || exit 2
+fi
 if [ -z "${REPORT_ONLY:-}" ]; then
   n=$(tr ',' '\n' <<< "$candidates" | wc -l)
   queue_pass "quality search" "$out" "$out/search" "$n" \

@@ -102,6 +102,7 @@ def write_run(
     scale: str | None = "cpu",
     validations: list[list[float]] | None = None,
     best_val_bleu: float = 1.0,
+    cpu: tuple[str, list[str]] = ("Test CPU", ["AVX2"]),
 ) -> Path:
     """One run directory. Scores: from ``texts`` (sources, references, hypotheses) with the
     real metrics, else ``bleu`` with two length buckets (1-10 at ``bleu``, 41-50 at
@@ -125,8 +126,8 @@ def write_run(
         "overrides": overrides or [f"seed={seed}"],
         "versions": {"python": "3.11.7", "torch": "2.13.0+cpu", "sacrebleu": "2.6.0"},
         "hardware": {
-            "cpu": "Test CPU",
-            "cpu_features": ["AVX2"],
+            "cpu": cpu[0],
+            "cpu_features": cpu[1],
             "cpu_count": 2,
             "torch_threads": 2,
             "cuda": False,

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, run_cli, tiny_overrides
+from report_support import write_run
 
+from seq2seq_lab.report import quality
 from seq2seq_lab.report.experiments import SPECS
 from seq2seq_lab.report.runs import find_runs
 from seq2seq_lab.report.spec import Comparison
@@ -233,3 +235,20 @@ def test_queue_does_not_begin_a_stage_with_less_than_start_minutes_left(
     queue = shlex.quote(str(REPO / "experiments" / "queue.sh"))
     proc = subprocess.run(["bash", "-c", f"source {queue}; {setup} queue_too_late"], env=env)
     assert (proc.returncode == 0) == too_late
+
+
+def test_the_quality_search_stops_on_a_machine_of_another_cpu(tmp_path):
+    """run_quality.sh's budget is 30 minutes of wall clock: on a CPU other than the finished
+    runs' it stops before any pass (one line, nothing recorded, no run added)."""
+    out = tmp_path / "results-quality"
+    write_run(out / "search" / "0", experiment=quality.EXPERIMENT, variant="luong_base",
+              family="luong", cpu=("Elsewhere CPU", ["AVX2"]))  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "ANY_CPU"}
+    proc = subprocess.run(["bash", str(REPO / "experiments" / "run_quality.sh")],
+                          env={**env, "OUT": str(out)}, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith(
+        f"error: {out}: the finished runs trained on Elsewhere CPU (AVX2), this machine is "
+    )
+    assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["results.json"]

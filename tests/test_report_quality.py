@@ -20,7 +20,19 @@ from seq2seq_lab.report.runs import find_runs
 CANDIDATES = sorted(p.stem for p in (Path(CONF_DIR) / "recipe" / "rnn").glob("*.yaml"))
 
 
-def run(root: Path, name: str, seed: int, val: float, test: float, status: str = "completed"):
+XEON = ("Intel(R) Xeon(R) Processor", ["AMX-BF16", "AVX512-BF16", "AVX512", "AVX2"])
+EPYC = ("AMD EPYC", ["AVX512-BF16", "AVX512", "AVX2"])
+
+
+def run(
+    root: Path,
+    name: str,
+    seed: int,
+    val: float,
+    test: float,
+    status: str = "completed",
+    cpu: tuple[str, list[str]] = XEON,
+):
     family = name.split("_")[0]
     write_run(
         root / f"{name}-{seed}",
@@ -31,6 +43,7 @@ def run(root: Path, name: str, seed: int, val: float, test: float, status: str =
         status=status,
         bleu=test,
         best_val_bleu=val,
+        cpu=cpu,
     )
 
 
@@ -79,6 +92,49 @@ def test_the_report_names_the_choice_and_leaves_other_experiments_out(tmp_path):
     assert "**met**" in report
     assert "**chosen**" in report and "`luong_b`" in report
     assert "- **Runs:** 4 (4 finished)" in report  # the E1 run is not one of the search's
+
+
+def test_the_report_says_the_choice_is_provisional_until_every_candidate_finished(tmp_path):
+    for name in CANDIDATES[:-1]:
+        run(tmp_path, name, 1, val=20.0, test=20.0)
+    run(tmp_path, CANDIDATES[-1], 1, val=20.0, test=20.0, status="interrupted")
+    assert quality.searched(runs_of(tmp_path)) == (
+        f"{len(CANDIDATES) - 1} of {len(CANDIDATES)} candidates finished; not finished yet, so "
+        f"the choice is provisional: {CANDIDATES[-1]}"
+    )
+    run(tmp_path, CANDIDATES[-1], 1, val=20.0, test=20.0, status="completed")  # its next pass
+    assert quality.searched(runs_of(tmp_path)) == (
+        f"{len(CANDIDATES)} of {len(CANDIDATES)} candidates finished"
+    )
+
+
+def test_a_machine_of_another_cpu_is_refused_before_it_adds_a_run(tmp_path, capsys, monkeypatch):
+    """30 minutes are as many updates as the CPU makes: a pass on another CPU would compare
+    candidates on unequal budgets (experiments/run_quality.sh stops on exit 2)."""
+    run(tmp_path / "search", "luong_a", 1, val=31.0, test=34.2, cpu=XEON)
+    run(tmp_path / "search", "luong_b", 1, val=30.0, test=34.0, cpu=EPYC, status="interrupted")
+    here = {"cpu": XEON[0], "cpu_features": XEON[1], "cpu_count": 2}
+    monkeypatch.setattr(quality.environment, "hardware", lambda: here)
+    assert quality.main([str(tmp_path), "--check-cpu"]) == 0  # an unfinished run counts nowhere
+    assert quality.main([str(tmp_path / "nothing-yet"), "--check-cpu"]) == 0
+    here.update(cpu=EPYC[0], cpu_features=EPYC[1])
+    assert quality.main([str(tmp_path), "--check-cpu"]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"error: {tmp_path}: the finished runs trained on Intel(R) Xeon(R)")
+    assert "this machine is AMD EPYC (AVX512-BF16, AVX512, AVX2)" in line
+
+
+def test_the_report_names_each_runs_cpu(tmp_path):
+    run(tmp_path, "seq2seq_a", 1, val=11.0, test=12.0, cpu=XEON)
+    run(tmp_path, "seq2seq_a", 2, val=11.0, test=13.0, cpu=EPYC)
+    run(tmp_path, "seq2seq_b", 1, val=10.0, test=12.0, cpu=EPYC)
+    report = quality.quality_markdown(runs_of(tmp_path))
+    [row] = quality.quality_rows(runs_of(tmp_path), {"seq2seq": "seq2seq_a"})
+    assert row[6] == (
+        "Intel(R) Xeon(R) Processor (AMX-BF16, AVX512-BF16, AVX512, AVX2); "
+        "AMD EPYC (AVX512-BF16, AVX512, AVX2)"
+    )
+    assert "| `seq2seq_b` | completed | 100 | 1.0 | 10.00 | AMD EPYC (AVX512-BF16" in report
 
 
 def test_select_prints_one_candidate_per_family(tmp_path, capsys):

@@ -84,7 +84,7 @@ def hardware(runs: Sequence[Run]) -> str:
         hw = run.results.get("hardware") or {}
         if not hw:
             continue
-        parts = [_cpu(hw), f"{hw.get('cpu_count', '?')} cores"]
+        parts = [cpu_description(hw), f"{hw.get('cpu_count', '?')} cores"]
         parts.append(f"{hw.get('torch_threads', '?')} torch threads")
         parts.append(f"GPU: {hw['gpu']}" if hw.get("gpu") else "no GPU")
         counts[", ".join(parts)] += 1
@@ -95,7 +95,7 @@ def hardware(runs: Sequence[Run]) -> str:
     return "; ".join(f"{k} ({n} run{'s' if n != 1 else ''})" for k, n in counts.items())
 
 
-def _cpu(hw: Mapping[str, Any]) -> str:
+def cpu_description(hw: Mapping[str, Any]) -> str:
     """The CPU's model name and speed-setting instruction sets (environment.CPU_FEATURES): the
     name alone is shared by machines of different speeds. Runs recorded before the features
     were are not assumed alike."""

@@ -12,8 +12,14 @@ its seeds; a target counts as met only with every confirmation seed finished:
 
     met(family) = seeds == {1, 2, 3} and mean_s BLEU_test(chosen, s) >= TARGETS[family]
 
-``python -m seq2seq_lab.report.quality RUNS [--out DIR] [--select]``: the report, or with
-``--select`` the chosen candidate of each family, one per line (experiments/run_quality.sh).
+The budget is the wall clock, so runs are comparable only on one kind of CPU, and the machines
+handed out under one name differ in speed (the test suite took 6 min 53 s on a 2-core AMX Xeon,
+9 min 17 s on a 2-core AVX512-BF16 EPYC). The report names each run's CPU, and ``--check-cpu`` refuses (exit 2) a machine whose
+CPU differs from the one the finished runs trained on, before a pass adds a run to them.
+
+``python -m seq2seq_lab.report.quality RUNS [--out DIR] [--select | --check-cpu]``: the report,
+or with ``--select`` the chosen candidate of each family, one per line, or with ``--check-cpu``
+nothing unless this machine's CPU is not the runs' (experiments/run_quality.sh).
 """
 
 from __future__ import annotations
@@ -23,9 +29,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from seq2seq_lab import environment
+from seq2seq_lab.config import CONF_DIR
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.report.aggregate import mean_std
-from seq2seq_lab.report.markdown import hardware, software, table, training_budget
+from seq2seq_lab.report.markdown import cpu_description, hardware, software, table, training_budget
 from seq2seq_lab.report.runs import Run, find_runs
 
 EXPERIMENT = "rnn_multi30k_cpu"  # the recipe's experiment_name: the runs this report reads
@@ -34,6 +42,23 @@ FAMILY_NAMES = {"bahdanau": "Bahdanau", "luong": "Luong", "seq2seq": "plain LSTM
 SEARCH_SEED = 1
 SEEDS = (1, 2, 3)
 REPORT = "quality.md"
+
+
+def candidates() -> list[str]:
+    """Every candidate of the search: the files of conf/recipe/rnn/, by name."""
+    return sorted(p.stem for p in (Path(CONF_DIR) / "recipe" / "rnn").glob("*.yaml"))
+
+
+def searched(runs: Sequence[Run]) -> str:
+    """How much of the search has finished, e.g. "6 of 13 candidates; not yet run: ...": a
+    choice made before every candidate has finished is provisional."""
+    done = {candidate(r) for r in runs if r.seed == SEARCH_SEED and r.finished}
+    wanted = candidates()
+    missing = [name for name in wanted if name not in done]
+    left = f"; not finished yet, so the choice is provisional: {', '.join(missing)}"
+    return f"{len(done & set(wanted))} of {len(wanted)} candidates finished" + (
+        left if missing else ""
+    )
 
 
 def best_val_bleu(run: Run) -> float | None:
@@ -58,6 +83,29 @@ def select(runs: Sequence[Run]) -> dict[str, str]:
     return {family: name for family, (_, name) in sorted(best.items())}
 
 
+def run_cpu(run: Run) -> str:
+    """The CPU a run trained on: model name and instruction sets (markdown.cpu_description)."""
+    return cpu_description(run.results.get("hardware") or {})
+
+
+def cpus(runs: Sequence[Run]) -> list[str]:
+    """The distinct CPUs the finished runs trained on, in the order first met."""
+    return list(dict.fromkeys(run_cpu(run) for run in runs if run.finished))
+
+
+def check_cpu(runs: Sequence[Run], here: str, where: str | Path) -> None:
+    """Raise UserError when the finished runs (under ``where``) trained on a CPU other than
+    ``here``: a run added on this machine would get another number of updates from its 30
+    minutes than they did."""
+    other = [cpu for cpu in cpus(runs) if cpu != here]
+    if other:
+        raise UserError(
+            f"{where}: the finished runs trained on {'; '.join(other)}, this machine is {here}: a "
+            "wall-clock budget compares candidates only on one CPU (ANY_CPU=1 runs anyway; "
+            "the report names each run's CPU)"
+        )
+
+
 def _minutes(run: Run) -> float | None:
     seconds = run.timing("train_seconds")
     return seconds / 60 if seconds is not None else None
@@ -78,6 +126,7 @@ def _search_rows(runs: Sequence[Run], chosen: dict[str, str]) -> list[list[str]]
                 f"{run.steps:,}" if run.steps is not None else "—",
                 f"{minutes:.1f}" if minutes is not None else "—",
                 f"{score:.2f}" if score is not None else "—",
+                run_cpu(run),
                 mark,
             ]
         )
@@ -112,6 +161,7 @@ def quality_rows(runs: Sequence[Run], chosen: dict[str, str]) -> list[list[str]]
                 per_seed or "—",
                 mean_std(r.steps for r in mine).format(0),
                 mean_std(_minutes(r) for r in mine).format(1),
+                "; ".join(cpus(mine)) or "—",
                 f"{target:g}" if target is not None else "—",
                 verdict,
             ]
@@ -133,6 +183,7 @@ def quality_markdown(runs: Sequence[Run]) -> str:
         "`seq2seq_lab/report/quality.py`; candidates: `conf/recipe/rnn/`.",
         "",
         f"- **Runs:** {len(runs)} ({sum(r.finished for r in runs)} finished)",
+        f"- **Search:** {searched(runs)}",
         f"- **Training budget:** {'; '.join(budgets) or 'not recorded'}",
         f"- **Hardware:** {hardware(runs)}",
         f"- **Software:** {software(runs)}",
@@ -147,6 +198,7 @@ def quality_markdown(runs: Sequence[Run]) -> str:
                 "per seed",
                 "updates",
                 "minutes of training",
+                "CPU",
                 "target",
                 "target met",
             ],
@@ -165,6 +217,7 @@ def quality_markdown(runs: Sequence[Run]) -> str:
                 "updates",
                 "minutes of training",
                 "best val BLEU (greedy)",
+                "CPU",
                 "",
             ],
             _search_rows(runs, chosen),
@@ -182,16 +235,27 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("path", help="a folder of the search's and confirmation's runs")
     parser.add_argument("--out", default=None, help=f"where {REPORT} goes (default: PATH)")
-    parser.add_argument(
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument(
         "--select", action="store_true", help="print the chosen candidate of each family"
     )
+    action.add_argument(
+        "--check-cpu",
+        action="store_true",
+        help="exit 2 if the finished runs trained on a CPU other than this machine's",
+    )
     args = parser.parse_args(argv)
+    if args.check_cpu and not Path(args.path).exists():
+        return 0  # nothing has run yet: any machine may begin
     try:
         runs, _ = find_runs(args.path)
+        runs = [r for r in runs if r.experiment == EXPERIMENT]
+        if args.check_cpu:
+            check_cpu(runs, cpu_description(environment.hardware()), args.path)
+            return 0
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    runs = [r for r in runs if r.experiment == EXPERIMENT]
     if args.select:
         print("\n".join(select(runs).values()))
         return 0
