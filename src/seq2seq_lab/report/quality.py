@@ -13,9 +13,12 @@ its seeds; a target counts as met only with every confirmation seed finished:
     met(family) = seeds == {1, 2, 3} and mean_s BLEU_test(chosen, s) >= TARGETS[family]
 
 The budget is the wall clock, so runs are comparable only on one kind of CPU, and the machines
-handed out under one name differ in speed (the test suite took 6 min 53 s on a 2-core AMX Xeon,
-9 min 17 s on a 2-core AVX512-BF16 EPYC). The report names each run's CPU, and ``--check-cpu`` refuses (exit 2) a machine whose
-CPU differs from the one the finished runs trained on, before a pass adds a run to them.
+handed out under one name differ in speed (Bahdanau at its real_cpu size, two jobs side by
+side, validation included: 1.44 s an update on a 2-core AMX Xeon, bahdanau_base's 1,247 updates
+in 30 minutes; 2.07 s on a 2-core AVX512-BF16 EPYC, E1's 1,600 in 3,313 s). The report names
+each run's CPU, and
+``--check-cpu`` refuses (exit 2) a machine whose CPU differs from the one the finished runs
+trained on, before a pass adds a run to them.
 
 ``python -m seq2seq_lab.report.quality RUNS [--out DIR] [--select | --check-cpu]``: the report,
 or with ``--select`` the chosen candidate of each family, one per line, or with ``--check-cpu``
@@ -50,8 +53,8 @@ def candidates() -> list[str]:
 
 
 def searched(runs: Sequence[Run]) -> str:
-    """How much of the search has finished, e.g. "6 of 13 candidates; not yet run: ...": a
-    choice made before every candidate has finished is provisional."""
+    """How much of the search has finished ("6 of 13 candidates finished; not finished yet, so
+    the choice is provisional: ..."): a choice made before every candidate has is provisional."""
     done = {candidate(r) for r in runs if r.seed == SEARCH_SEED and r.finished}
     wanted = candidates()
     missing = [name for name in wanted if name not in done]
