@@ -14,11 +14,10 @@ its seeds; a target counts as met only with every confirmation seed finished:
 
 The budget is the wall clock, so runs are comparable only on one kind of CPU, and the machines
 handed out under one name differ in speed (Bahdanau at its real_cpu size, two jobs side by
-side, validation included: 1.44 s an update on a 2-core AMX Xeon, bahdanau_base's 1,247 updates
-in 30 minutes; 2.07 s on a 2-core AVX512-BF16 EPYC, E1's 1,600 in 3,313 s). The report names
-each run's CPU, and
-``--check-cpu`` refuses (exit 2) a machine whose CPU differs from the one the finished runs
-trained on, before a pass adds a run to them.
+side, validation included: 1.45 s an update on a 2-core AMX Xeon, bahdanau_base's 1,247 updates
+in 1,806 s; 2.07 s on a 2-core AVX512-BF16 EPYC, E1's 1,600 in 3,313 s). The report names
+each run's CPU, and ``--check-cpu`` refuses (exit 2) a machine whose CPU differs from the one
+the finished runs trained on, before a pass adds a run to them.
 
 ``python -m seq2seq_lab.report.quality RUNS [--out DIR] [--select | --check-cpu]``: the report,
 or with ``--select`` the chosen candidate of each family, one per line, or with ``--check-cpu``
