@@ -222,13 +222,13 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         check_run_dir(run_dir, cfg.get("ckpt_path"))
     run_dir.mkdir(parents=True, exist_ok=True)
     job = _job_fields(cfg, run_dir)
+    config = job.pop("config")  # last in the record, after what the run was made with
     results: dict[str, Any] = {
         "status": "failed",
-        **{key: job[key] for key in ("experiment", "variant", "seed", "run_dir", "scale")},
-        "overrides": job["overrides"],
+        **job,
         "versions": versions(),
         "hardware": hardware(),
-        "config": job["config"],
+        "config": config,
     }
     signals = SignalRecorder().install()
     try:
