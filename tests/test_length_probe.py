@@ -4,15 +4,19 @@ length, and the probe a training run records (pipeline.run_length_probe)."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 import torch
 from conftest import compose_config, tiny_overrides
 from sacrebleu.metrics import BLEU
 
-from seq2seq_lab.analysis.length_probe import join_consecutive, length_probe
+from seq2seq_lab.analysis.length_probe import join_consecutive, length_probe, score_probe
+from seq2seq_lab.analysis.probe_rescore import rescore
 from seq2seq_lab.checkpoint import load_checkpoint
+from seq2seq_lab.errors import DataError
 from seq2seq_lab.pipeline import build_datamodule, train, translate_lines
+from seq2seq_lab.results import read_results, write_results
 
 SOURCES = ["a b", "c", "d e f", "g", "h i"]
 REFERENCES = ["A B", "C", "D E F", "G", "H I"]
@@ -54,6 +58,10 @@ def test_the_probe_scores_each_join_and_the_source_length_buckets_over_all():
     assert list(probe["joins"]) == ["1", "2", "4"]
     assert probe["joins"]["2"]["inputs"] == 4 and probe["joins"]["4"]["source_words"] == 32
     assert probe["joins"]["1"]["bleu"] == pytest.approx(100.0)
+    # 10 of 32 words on the join of 4: length ratio c / r = 10 / 32, BP = exp(1 - 32 / 10)
+    assert probe["joins"]["4"]["length_ratio"] == pytest.approx(10 / 32)
+    assert probe["joins"]["4"]["brevity_penalty"] == pytest.approx(math.exp(1 - 32 / 10))
+    assert probe["joins"]["1"]["length_ratio"] == probe["joins"]["1"]["brevity_penalty"] == 1.0
     buckets = probe["bleu_by_length"]
     assert {b: e["count"] for b, e in buckets.items()} == {"1-10": 8, "11-20": 4, "21+": 2}
     assert buckets["1-10"]["bleu"] == pytest.approx(100.0)
@@ -98,3 +106,39 @@ def test_a_training_run_records_the_probe_of_its_tested_checkpoint(family, tmp_p
     written = (tmp_path / "length_probe" / "join-1.txt").read_text(encoding="utf-8")
     assert written.splitlines() == alone
     assert (tmp_path / "length_probe" / "join-3.txt").read_text().count("\n") == n // 3
+
+
+def _old_run(run_dir, sources, hypotheses):
+    """A finished run whose probe record predates the length figures: BLEU per join only."""
+    probe = score_probe(hypotheses, sources, sources)
+    for entry in probe["joins"].values():
+        del entry["length_ratio"], entry["brevity_penalty"]
+    probe.update(split="test", decoding={"beam_size": 1})
+    for kind in ("sources", "references"):
+        (run_dir / f"{kind}.test.txt").write_text("".join(s + "\n" for s in sources))
+    (run_dir / "length_probe").mkdir(parents=True)
+    for k, hyps in hypotheses.items():
+        (run_dir / "length_probe" / f"join-{k}.txt").write_text("".join(h + "\n" for h in hyps))
+    write_results(run_dir / "results.json", {"status": "completed", "length_probe": probe})
+    return probe
+
+
+def test_rescoring_adds_the_length_figures_from_the_stored_outputs(tmp_path):
+    sources = [_words(8, 8 * i) for i in range(4)]
+    hypotheses = {1: sources, 2: [" ".join(s.split()[:10]) for s in join_consecutive(
+        sources, sources, 2)[0]]}  # fmt: skip
+    old = _old_run(tmp_path, sources, hypotheses)
+    assert rescore(tmp_path)
+    probe = read_results(tmp_path / "results.json")["length_probe"]
+    assert probe["joins"]["2"]["bleu"] == old["joins"]["2"]["bleu"]
+    assert probe["joins"]["2"]["length_ratio"] == pytest.approx(10 / 16)
+    assert probe["joins"]["1"]["brevity_penalty"] == 1.0
+    assert probe["split"] == "test" and probe["bleu_by_length"] == old["bleu_by_length"]
+    # other outputs than those the record scored: an error naming the file, nothing written
+    (tmp_path / "length_probe" / "join-2.txt").write_text("w0\nw16\n")
+    before = (tmp_path / "results.json").read_text()
+    with pytest.raises(DataError, match=r"join-2\.txt: scores BLEU .* not the outputs"):
+        rescore(tmp_path)
+    assert (tmp_path / "results.json").read_text() == before
+    write_results(tmp_path / "results.json", {"status": "completed"})
+    assert not rescore(tmp_path)  # no probe: nothing to do

@@ -4,6 +4,7 @@ runs: its verdict per outcome, and its report written beside E1's from the same 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,23 @@ def probe_run(path: Path, family: str, seed: int, whole: float, long: float) -> 
     results = json.loads((path / "results.json").read_text())
     results["length_probe"] = {
         "edges": [10, 20, 30, 40, 60, 80],
-        "joins": {"1": {"inputs": 1000, "source_words": 12.0, "bleu": whole}},
+        "joins": {
+            "1": {
+                "inputs": 1000,
+                "source_words": 12.0,
+                "bleu": whole,
+                "length_ratio": 1.0,
+                "brevity_penalty": 1.0,
+            },
+            # half as long as the joined references: BP = exp(1 - 2)
+            "6": {
+                "inputs": 166,
+                "source_words": 65.0,
+                "bleu": long,
+                "length_ratio": 0.5,
+                "brevity_penalty": math.exp(-1),
+            },
+        },
         "bleu_by_length": {
             "11-20": {"bleu": whole, "count": 600},
             "61-80": {"bleu": (whole + long) / 2, "count": 200},
@@ -102,7 +119,13 @@ def test_the_probe_report_is_written_beside_e1s_only_when_runs_have_the_probe(tm
     assert {r.name for r in generated.reports} == {"e1_attention", "e1_length_probe"}
     probe = (tmp_path / "out" / "e1_length_probe" / "report.md").read_text()
     assert probe.startswith(f"# {LENGTH_PROBE.title}") and "Experiment `e1_attention`." in probe
-    assert (tmp_path / "out" / "e1_length_probe" / "probe_bleu_by_length.png").is_file()
+    for plot in ("probe_bleu_by_length", "probe_output_length"):
+        assert (tmp_path / "out" / "e1_length_probe" / f"{plot}.png").is_file()
+    # the figures per join: BLEU, BLEU without the brevity penalty, output / reference length
+    assert "## The probe per join: BLEU and output length" in probe
+    assert "| model | figure | k=1 (12 words) | k=6 (65 words) |" in probe
+    assert "| **seq2seq** | BLEU / BP | 40.00 ± 0.00 | 27.18 ± 5.44 |" in probe
+    assert "| **bahdanau** | output / reference length | 1.00 ± 0.00 | 0.50 ± 0.00 |" in probe
     summary = json.loads((tmp_path / "out" / "e1_length_probe" / "verdict.json").read_text())
     assert summary["comparison"] == "e1_length_probe" and summary["experiment"] == "e1_attention"
     assert "e1_length_probe" in (tmp_path / "out" / "README.md").read_text()

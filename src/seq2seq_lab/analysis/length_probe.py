@@ -20,10 +20,10 @@ hypotheses, in order) and the raw test pairs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from seq2seq_lab.metrics.corpus import corpus_bleu
+from seq2seq_lab.metrics.corpus import bleu_with_length
 from seq2seq_lab.metrics.length_buckets import bleu_by_length
 
 # Bucket edges in source words: Multi30k's test sentences are 1-40 words (mean ~12), so six
@@ -53,35 +53,55 @@ def length_probe(
     joins: Sequence[int],
     edges: tuple[int, ...] = PROBE_EDGES,
 ) -> dict[str, Any]:
-    """Translate the test pairs joined k at a time for every k in ``joins`` and score them.
-
-    Returns ``{"edges", "joins": {k: {"inputs", "source_words", "bleu"}}, "bleu_by_length":
-    {bucket: {"bleu", "count"}}, "hypotheses": {k: [...]}}``: per join its mean source length
-    in words and corpus BLEU, and the buckets over the hypotheses of all joins together.
+    """Translate the test pairs joined k at a time for every k in ``joins`` and score them
+    (:func:`score_probe`), in increasing k; the record also holds ``"hypotheses": {k: [...]}``.
     """
     if not joins:
         raise ValueError("a length probe needs at least one join (k >= 1)")
-    per_join: dict[str, dict[str, float]] = {}
-    hypotheses: dict[str, list[str]] = {}
-    pooled: tuple[list[str], list[str], list[str]] = ([], [], [])
+    hypotheses: dict[int, list[str]] = {}
     for k in sorted(set(joins)):
-        srcs, refs = join_consecutive(sources, references, k)
+        srcs, _ = join_consecutive(sources, references, k)
         if not srcs:
             raise ValueError(f"a join of {k} needs at least {k} test pairs, got {len(sources)}")
-        hyps = translate(srcs)
+        hypotheses[k] = translate(srcs)
+        if len(hypotheses[k]) != len(srcs):
+            raise ValueError(f"{len(srcs)} inputs gave {len(hypotheses[k])} hypotheses")
+    probe = score_probe(hypotheses, sources, references, edges)
+    probe["hypotheses"] = {str(k): hyps for k, hyps in hypotheses.items()}
+    return probe
+
+
+def score_probe(
+    hypotheses: Mapping[int, Sequence[str]],
+    sources: Sequence[str],
+    references: Sequence[str],
+    edges: tuple[int, ...] = PROBE_EDGES,
+) -> dict[str, Any]:
+    """The probe's record from the hypotheses of each join k (one per joined input).
+
+    Returns ``{"edges", "joins": {k: {"inputs", "source_words", "bleu", "length_ratio",
+    "brevity_penalty"}}, "bleu_by_length": {bucket: {"bleu", "count"}}}``: per join its mean
+    source length in words, corpus BLEU and how long the hypotheses are against the joined
+    references (``metrics.corpus.bleu_with_length``: a model that stops after the first joined
+    sentence loses its BLEU to the brevity penalty, not to wrong words), and the buckets over
+    the hypotheses of all joins together.
+    """
+    per_join: dict[str, dict[str, float]] = {}
+    pooled: tuple[list[str], list[str], list[str]] = ([], [], [])
+    for k in sorted(hypotheses):
+        srcs, refs = join_consecutive(sources, references, k)
+        hyps = list(hypotheses[k])
         if len(hyps) != len(srcs):
-            raise ValueError(f"{len(srcs)} inputs gave {len(hyps)} hypotheses")
+            raise ValueError(f"join of {k}: {len(hyps)} hypotheses for {len(srcs)} inputs")
         per_join[str(k)] = {
             "inputs": len(srcs),
             "source_words": sum(len(s.split()) for s in srcs) / len(srcs),
-            "bleu": corpus_bleu(hyps, refs),
+            **bleu_with_length(hyps, refs),
         }
-        hypotheses[str(k)] = hyps
         for column, values in zip(pooled, (srcs, hyps, refs)):
             column.extend(values)
     return {
         "edges": list(edges),
         "joins": per_join,
         "bleu_by_length": bleu_by_length(*pooled, edges=edges),
-        "hypotheses": hypotheses,
     }

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,6 +155,23 @@ class Variant:
                 if isinstance(entry, dict) and entry.get("bleu") is not None:
                     per_bucket.setdefault(bucket, []).append(float(entry["bleu"]))
         return {b: mean_std(per_bucket[b]) for b in sorted(per_bucket, key=bucket_key)}
+
+    def per_join(
+        self,
+        figure: str | Callable[[Mapping[str, Any]], float | None],
+        record: str = "length_probe",
+    ) -> dict[int, MeanStd]:
+        """{k: ``figure`` over seeds} from the finished runs' ``<record>.joins[k]`` (the length
+        probe's entries per number of joined test pairs): a key of the entry (bleu,
+        length_ratio...) or a function of it; k in order."""
+        value = (lambda entry: entry.get(figure)) if isinstance(figure, str) else figure
+        found: dict[int, list[float | None]] = {}
+        for run in self.runs:
+            joins = (run.results.get(record) or {}).get("joins") or {} if run.finished else {}
+            for k, entry in joins.items():
+                if isinstance(entry, dict) and value(entry) is not None:
+                    found.setdefault(int(k), []).append(value(entry))
+        return {k: mean_std(found[k]) for k in sorted(found)}
 
     def bucket_counts(self, record: str = "test") -> dict[str, int]:
         """{bucket: sentences} (the inputs are the same for every seed: the first run's)."""

@@ -331,6 +331,21 @@ def verdict_section(report: Assessment) -> list[str]:
     return lines
 
 
+def tables_section(report: Assessment) -> list[str]:
+    """The spec's extra tables (``ExperimentSpec.tables``), each under its own heading."""
+    lines: list[str] = []
+    for extra in report.spec.tables:
+        header, rows = extra.rows(report.comparison)
+        lines += [f"## {extra.title}", ""]
+        if not rows:
+            lines += ["_Not shown: the runs lack the data this table needs._", ""]
+            continue
+        lines += [table(header, rows), ""]
+        if extra.note:
+            lines += [extra.note, ""]
+    return lines[:-1]  # experiment_markdown separates the sections
+
+
 def plots_section(figures: Figures, out_dir: Path) -> list[str]:
     lines = ["## Plots", ""]
     if not figures.plots and not figures.notes:
@@ -429,13 +444,15 @@ def experiment_markdown(report: Assessment, figures: Figures, out_dir: Path) -> 
         results_section(report),
         differences_section(report),
         verdict_section(report),
+        tables_section(report),
         plots_section(figures, out_dir),
         heatmaps_section(figures, out_dir),
         runs_section(report),
     ]
     for section in sections:
-        lines += section
-        lines.append("")
+        if section:  # a spec without extra tables has no such section
+            lines += section
+            lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -113,6 +113,48 @@ class BleuByLength:
         return [save(figure, out_dir / f"{self.name}.png")]
 
 
+@dataclass(frozen=True)
+class ProbeOutputLength:
+    """The length probe's output length against its references per number of joined test
+    pairs k: c / r in 13a tokens (``length_probe.joins[k].length_ratio``), one line per
+    variant, mean over seeds with the std as error bars. A line that falls as k grows is a
+    model that stops early: its BLEU on long inputs is lost to the brevity penalty."""
+
+    line: KeyFn | None = None
+    name: str = "probe_output_length"
+    caption: str = (
+        "Output length / reference length on the test set joined k pairs at a time (13a "
+        "tokens; mean over seeds, bars: std; below 1: the brevity penalty applies)"
+    )
+    record: str = "length_probe"
+
+    def draw(self, comparison: Comparison, out_dir: Path) -> list[Path]:
+        curves = [(v, v.per_join("length_ratio", self.record)) for v in comparison.variants]
+        curves = [(v, c) for v, c in curves if c]
+        if not curves:
+            return []
+        figure = Figure(figsize=(7.5, 4.5), layout="constrained")
+        ax = figure.add_subplot()
+        for variant, curve in curves:
+            ax.errorbar(
+                list(curve),
+                [m.mean for m in curve.values()],
+                yerr=[m.std or 0.0 for m in curve.values()],
+                marker="o",
+                capsize=3,
+                label=_line_label(variant, self.line),
+            )
+        ax.axhline(1.0, color="grey", linestyle=":", linewidth=1)
+        ax.set_xticks(sorted({k for _, c in curves for k in c}))
+        ax.set_xlabel("test pairs joined into one input (k)")
+        ax.set_ylabel("output length / reference length")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        ax.set_title("Output length on joined test inputs")
+        return [save(figure, out_dir / f"{self.name}.png")]
+
+
 def _train_max_source_length(runs: list[Run]) -> int | None:
     for run in runs:
         train = ((run.results.get("data") or {}).get("splits") or {}).get("train") or {}

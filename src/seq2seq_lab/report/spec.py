@@ -103,6 +103,17 @@ class Plot(Protocol):
 
 
 @dataclass(frozen=True)
+class Table:
+    """Numbers behind a finding that the results table does not hold (the length probe's
+    figures per join, say): ``rows(comparison)`` gives the header and rows, [] rows when the
+    runs lack the data; the report prints it under ``title`` with ``note`` below."""
+
+    title: str
+    rows: Callable[[Comparison], tuple[list[str], list[list[Any]]]]
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class ExperimentSpec:
     """The one home of a comparison's finding: the report prints ``published``, ``expected``,
     the floor and the checks beside the runs' numbers, and ``seq2seq_lab.report.readmes``
@@ -118,6 +129,7 @@ class ExperimentSpec:
     min_seeds: int = MIN_SEEDS
     contrasts: Callable[[Comparison], list[tuple[Variant, Variant]]] = lambda c: []
     plots: tuple[Plot, ...] = ()
+    tables: tuple[Table, ...] = ()
     order: Callable[[Role], Any] | None = None  # table row order (default: by label)
     # A comparison made from another experiment's runs (the length probe reads E1's): that
     # experiment's name, and the results.json record without which its report is not written

@@ -28,8 +28,8 @@ from seq2seq_lab.report.experiments.common import (
     lacks,
 )
 from seq2seq_lab.report.experiments.e1_attention import E1
-from seq2seq_lab.report.plots import BleuByLength
-from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding
+from seq2seq_lab.report.plots import BleuByLength, ProbeOutputLength
+from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, Table
 
 RECORD = "length_probe"  # the results.json record (seq2seq_lab.pipeline.run_length_probe)
 RETAINED_MORE = 0.10  # "clearly larger share": at least 10 points of retention more
@@ -61,6 +61,37 @@ def retentions(variant: Variant, bucket: str) -> list[float]:
         if run.finished and whole and on_bucket is not None:
             found.append(float(on_bucket) / float(whole))
     return found
+
+
+def _without_brevity_penalty(entry: dict) -> float | None:
+    """BLEU / BP: the n-gram precisions' geometric mean (x 100), what is left of BLEU once
+    the penalty for short output is taken out (metrics.corpus.bleu_with_length)."""
+    bleu, penalty = entry.get("bleu"), entry.get("brevity_penalty")
+    return bleu / penalty if bleu is not None and penalty else None
+
+
+PER_JOIN = (
+    ("BLEU", "bleu", 2),
+    ("BLEU / BP", _without_brevity_penalty, 2),
+    ("output / reference length", "length_ratio", 2),
+)
+
+
+def per_join_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
+    """Per probed model and join k: BLEU, BLEU without the brevity penalty, and the output's
+    length against the joined references (mean ± std over seeds)."""
+    probed = [v for v in _probed(c) if v.per_join("length_ratio", RECORD)]
+    if not probed:
+        return [], []
+    words = probed[0].per_join("source_words", RECORD)
+    header = ["model", "figure"] + [f"k={k} ({m.mean:.0f} words)" for k, m in words.items()]
+    rows = []
+    for variant in probed:
+        for label, figure, digits in PER_JOIN:
+            values = variant.per_join(figure, RECORD)
+            cells = [values[k].format(digits) if k in values else "—" for k in words]
+            rows.append([f"**{variant.label}**", label, *cells])
+    return header, rows
 
 
 def _text(values: list[float]) -> str:
@@ -159,6 +190,20 @@ LENGTH_PROBE = ExperimentSpec(
                 "(greedy; mean over seeds, bars: std)"
             ),
             record=RECORD,
+        ),
+        ProbeOutputLength(record=RECORD),
+    ),
+    tables=(
+        Table(
+            "The probe per join: BLEU and output length",
+            per_join_rows,
+            note=(
+                "k test pairs joined into one input (mean source words in the header); greedy "
+                "decoding; mean ± std over seeds. BLEU = BP x (BLEU / BP): BP = min(1, exp(1 - "
+                "r / c)) is the brevity penalty for output c shorter than the references r "
+                "(13a tokens), BLEU / BP what the n-gram precisions alone give. An output / "
+                "reference length that falls with k is a model that stops early."
+            ),
         ),
     ),
     reads=E1.name,

@@ -1,0 +1,79 @@
+"""Score a run's length probe again from the files it wrote, without its model.
+
+A probe record holds what :func:`seq2seq_lab.analysis.length_probe.score_probe` computed when
+the run ended. When the scoring gains a figure (the output's length against the references
+came after E1's first runs on Multi30k), the runs made before have everything it needs on
+disk: the hypotheses of each join (``RUN/length_probe/join-<k>.txt``) and the tested pairs
+(``RUN/sources.<split>.txt``, ``RUN/references.<split>.txt``). Rescoring recomputes the
+record from them and rewrites ``results.json``; the BLEU of every join must come out as the
+recorded one, else the files are not those the probe scored and nothing is written.
+
+    python -m seq2seq_lab.analysis.probe_rescore experiments/e1_attention/results-multi30k/runs/*
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from seq2seq_lab.analysis.length_probe import score_probe
+from seq2seq_lab.data.lines import read_lines
+from seq2seq_lab.errors import DataError, UserError
+from seq2seq_lab.results import read_results, write_results
+
+RECORD = "length_probe"  # the probe's record in results.json and its directory
+SAME_BLEU = 1e-9  # sacrebleu is deterministic: the same files give the same score
+
+
+def _lines(path: Path) -> list[str]:
+    if not path.is_file():
+        raise DataError(f"{path}: missing; the probe cannot be rescored without it")
+    return read_lines(path)
+
+
+def rescore(run_dir: str | Path) -> bool:
+    """Rescore ``run_dir``'s probe in place; False when its results.json has no probe."""
+    run_dir = Path(run_dir)
+    path = run_dir / "results.json"
+    results = read_results(path)
+    probe = results.get(RECORD)
+    if not probe:
+        return False
+    split = probe["split"]
+    sources = _lines(run_dir / f"sources.{split}.txt")
+    references = _lines(run_dir / f"references.{split}.txt")
+    hypotheses = {int(k): _lines(run_dir / RECORD / f"join-{k}.txt") for k in probe["joins"]}
+    scored = score_probe(hypotheses, sources, references, tuple(probe["edges"]))
+    for k, entry in scored["joins"].items():
+        recorded = probe["joins"][k]["bleu"]
+        if not math.isclose(entry["bleu"], recorded, rel_tol=0.0, abs_tol=SAME_BLEU):
+            raise DataError(
+                f"{run_dir / RECORD / f'join-{k}.txt'}: scores BLEU {entry['bleu']:.4f}, the "
+                f"record says {recorded:.4f}: not the outputs the probe scored; left as it is"
+            )
+    probe.update(scored)
+    write_results(path, results)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m seq2seq_lab.analysis.probe_rescore",
+        description="Rescore the length probe of finished runs from their stored outputs.",
+    )
+    parser.add_argument("runs", nargs="+", help="run directories (holding results.json)")
+    args = parser.parse_args(argv)
+    try:
+        for run in args.runs:
+            done = rescore(run)
+            print(f"{run}: {'rescored' if done else 'no length probe, left as it is'}")
+    except (UserError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
