@@ -62,6 +62,7 @@ def test_the_probe_scores_each_join_and_the_source_length_buckets_over_all():
     assert probe["joins"]["4"]["length_ratio"] == pytest.approx(10 / 32)
     assert probe["joins"]["4"]["brevity_penalty"] == pytest.approx(math.exp(1 - 32 / 10))
     assert probe["joins"]["1"]["length_ratio"] == probe["joins"]["1"]["brevity_penalty"] == 1.0
+    assert (probe["joins"]["4"]["output_words"], probe["joins"]["4"]["reference_words"]) == (10, 32)
     buckets = probe["bleu_by_length"]
     assert {b: e["count"] for b, e in buckets.items()} == {"1-10": 8, "11-20": 4, "21+": 2}
     assert buckets["1-10"]["bleu"] == pytest.approx(100.0)
@@ -112,7 +113,8 @@ def _old_run(run_dir, sources, hypotheses):
     """A finished run whose probe record predates the length figures: BLEU per join only."""
     probe = score_probe(hypotheses, sources, sources)
     for entry in probe["joins"].values():
-        del entry["length_ratio"], entry["brevity_penalty"]
+        for figure in ("output_words", "reference_words", "length_ratio", "brevity_penalty"):
+            del entry[figure]
     probe.update(split="test", decoding={"beam_size": 1})
     for kind in ("sources", "references"):
         (run_dir / f"{kind}.test.txt").write_text("".join(s + "\n" for s in sources))
@@ -133,6 +135,9 @@ def test_rescoring_adds_the_length_figures_from_the_stored_outputs(tmp_path):
     assert probe["joins"]["2"]["bleu"] == old["joins"]["2"]["bleu"]
     assert probe["joins"]["2"]["length_ratio"] == pytest.approx(10 / 16)
     assert probe["joins"]["1"]["brevity_penalty"] == 1.0
+    assert (
+        probe["joins"]["2"]["output_words"] == 10 and probe["joins"]["2"]["reference_words"] == 16
+    )
     assert probe["split"] == "test" and probe["bleu_by_length"] == old["bleu_by_length"]
     # other outputs than those the record scored: an error naming the file, nothing written
     (tmp_path / "length_probe" / "join-2.txt").write_text("w0\nw16\n")

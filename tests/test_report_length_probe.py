@@ -31,6 +31,8 @@ def probe_run(path: Path, family: str, seed: int, whole: float, long: float) -> 
             "1": {
                 "inputs": 1000,
                 "source_words": 12.0,
+                "output_words": 11.0,
+                "reference_words": 11.0,
                 "bleu": whole,
                 "length_ratio": 1.0,
                 "brevity_penalty": 1.0,
@@ -39,6 +41,8 @@ def probe_run(path: Path, family: str, seed: int, whole: float, long: float) -> 
             "6": {
                 "inputs": 166,
                 "source_words": 65.0,
+                "output_words": 35.0,
+                "reference_words": 70.0,
                 "bleu": long,
                 "length_ratio": 0.5,
                 "brevity_penalty": math.exp(-1),
@@ -123,9 +127,10 @@ def test_the_probe_report_is_written_beside_e1s_only_when_runs_have_the_probe(tm
         assert (tmp_path / "out" / "e1_length_probe" / f"{plot}.png").is_file()
     # the figures per join: BLEU, BLEU without the brevity penalty, output / reference length
     assert "## The probe per join: BLEU and output length" in probe
-    assert "| model | figure | k=1 (12 words) | k=6 (65 words) |" in probe
+    assert "| model | figure | k=1 (12 / 11 words) | k=6 (65 / 70 words) |" in probe
     assert "| **seq2seq** | BLEU / BP | 40.00 ± 0.00 | 27.18 ± 5.44 |" in probe
     assert "| **bahdanau** | output / reference length | 1.00 ± 0.00 | 0.50 ± 0.00 |" in probe
+    assert "| **bahdanau** | output words | 11.0 ± 0.0 | 35.0 ± 0.0 |" in probe
     summary = json.loads((tmp_path / "out" / "e1_length_probe" / "verdict.json").read_text())
     assert summary["comparison"] == "e1_length_probe" and summary["experiment"] == "e1_attention"
     assert "e1_length_probe" in (tmp_path / "out" / "README.md").read_text()

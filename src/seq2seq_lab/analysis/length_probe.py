@@ -46,6 +46,10 @@ def join_consecutive(
     )
 
 
+def _mean_words(lines: Sequence[str]) -> float:
+    return sum(len(line.split()) for line in lines) / len(lines)
+
+
 def length_probe(
     translate: Callable[[list[str]], list[str]],
     sources: Sequence[str],
@@ -79,12 +83,13 @@ def score_probe(
 ) -> dict[str, Any]:
     """The probe's record from the hypotheses of each join k (one per joined input).
 
-    Returns ``{"edges", "joins": {k: {"inputs", "source_words", "bleu", "length_ratio",
-    "brevity_penalty"}}, "bleu_by_length": {bucket: {"bleu", "count"}}}``: per join its mean
-    source length in words, corpus BLEU and how long the hypotheses are against the joined
-    references (``metrics.corpus.bleu_with_length``: a model that stops after the first joined
-    sentence loses its BLEU to the brevity penalty, not to wrong words), and the buckets over
-    the hypotheses of all joins together.
+    Returns ``{"edges", "joins": {k: {"inputs", "source_words", "output_words",
+    "reference_words", "bleu", "length_ratio", "brevity_penalty"}}, "bleu_by_length": {bucket:
+    {"bleu", "count"}}}``: per join the mean length in words of its inputs, outputs and
+    references, its corpus BLEU and how long the hypotheses are against the joined references
+    (``metrics.corpus.bleu_with_length``: a model that stops after the first joined sentence
+    loses its BLEU to the brevity penalty, not to wrong words), and the buckets over the
+    hypotheses of all joins together.
     """
     per_join: dict[str, dict[str, float]] = {}
     pooled: tuple[list[str], list[str], list[str]] = ([], [], [])
@@ -95,7 +100,9 @@ def score_probe(
             raise ValueError(f"join of {k}: {len(hyps)} hypotheses for {len(srcs)} inputs")
         per_join[str(k)] = {
             "inputs": len(srcs),
-            "source_words": sum(len(s.split()) for s in srcs) / len(srcs),
+            "source_words": _mean_words(srcs),
+            "output_words": _mean_words(hyps),
+            "reference_words": _mean_words(refs),
             **bleu_with_length(hyps, refs),
         }
         for column, values in zip(pooled, (srcs, hyps, refs)):

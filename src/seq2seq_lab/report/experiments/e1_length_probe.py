@@ -74,6 +74,7 @@ PER_JOIN = (
     ("BLEU", "bleu", 2),
     ("BLEU / BP", _without_brevity_penalty, 2),
     ("output / reference length", "length_ratio", 2),
+    ("output words", "output_words", 1),
 )
 
 
@@ -83,8 +84,12 @@ def per_join_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
     probed = [v for v in _probed(c) if v.per_join("length_ratio", RECORD)]
     if not probed:
         return [], []
-    words = probed[0].per_join("source_words", RECORD)
-    header = ["model", "figure"] + [f"k={k} ({m.mean:.0f} words)" for k, m in words.items()]
+    words = probed[0].per_join("source_words", RECORD)  # the inputs are every run's
+    references = probed[0].per_join("reference_words", RECORD)
+    header = ["model", "figure"] + [
+        f"k={k} ({m.mean:.0f} / {references[k].mean:.0f} words)" if k in references else f"k={k}"
+        for k, m in words.items()
+    ]
     rows = []
     for variant in probed:
         for label, figure, digits in PER_JOIN:
@@ -198,8 +203,8 @@ LENGTH_PROBE = ExperimentSpec(
             "The probe per join: BLEU and output length",
             per_join_rows,
             note=(
-                "k test pairs joined into one input (mean source words in the header); greedy "
-                "decoding; mean ± std over seeds. BLEU = BP x (BLEU / BP): BP = min(1, exp(1 - "
+                "k test pairs joined into one input (mean source / reference words in the "
+                "header); greedy decoding; mean ± std over seeds. BLEU = BP x (BLEU / BP): BP = min(1, exp(1 - "
                 "r / c)) is the brevity penalty for output c shorter than the references r "
                 "(13a tokens), BLEU / BP what the n-gram precisions alone give. An output / "
                 "reference length that falls with k is a model that stops early."
