@@ -15,6 +15,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from seq2seq_lab.analysis.length_probe import PROBE
 from seq2seq_lab.checkpoint import ResumePoint, check_resume_point, family_of
 from seq2seq_lab.config import to_plain
 from seq2seq_lab.decoding import DecodingSettings
@@ -36,12 +37,12 @@ def check_train_inputs(cfg: DictConfig) -> ResumePoint | None:
     for key in ("val_decoding", "test_decoding"):
         DecodingSettings.from_config(to_plain(cfg.module[key]), f"module.{key}")
     DivergenceRule(**to_plain(cfg.module.divergence))
-    joins = to_plain(cfg.get("length_probe", []))
+    joins = to_plain(cfg.get(PROBE, []))
     if not isinstance(joins, list) or not all(
         isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in joins
     ):
         raise ConfigError(
-            f"length_probe={joins}: expected a list of pairs to join (integers >= 1), or []"
+            f"{PROBE}={joins}: expected a list of pairs to join (integers >= 1), or []"
         )
     if not cfg.get("ckpt_path"):
         return None

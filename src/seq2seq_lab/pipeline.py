@@ -21,6 +21,7 @@ import torch
 from lightning.pytorch.callbacks import Timer
 from omegaconf import DictConfig, open_dict
 
+from seq2seq_lab.analysis.length_probe import PROBE, length_probe
 from seq2seq_lab.atomic import write_text
 from seq2seq_lab.checkpoint import family_of, load_checkpoint
 from seq2seq_lab.config import instantiate, to_plain
@@ -314,11 +315,9 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             test = write_test_outputs(run_dir, module.test_results)
             results["sacrebleu_signature"] = test.pop("sacrebleu_signature")
             results["test"] = test
-            if cfg.get("length_probe"):  # the tested checkpoint on inputs longer than training
+            if cfg.get(PROBE):  # the tested checkpoint on inputs longer than training
                 started = time.perf_counter()
-                results["length_probe"] = run_length_probe(
-                    module, datamodule, list(cfg.length_probe), run_dir
-                )
+                results[PROBE] = run_length_probe(module, datamodule, list(cfg[PROBE]), run_dir)
                 signals.raise_if_received()
                 results["timing"]["length_probe_seconds"] = time.perf_counter() - started
         return results
@@ -351,8 +350,6 @@ def run_length_probe(
     """:func:`seq2seq_lab.analysis.length_probe.length_probe` on the tested split, decoded
     with the validation settings (greedy: every model of a comparison alike, and the long
     joined inputs stay cheap), its hypotheses written to RUN/length_probe/join-<k>.txt."""
-    from seq2seq_lab.analysis.length_probe import length_probe
-
     sources, references = datamodule.raw_pairs(datamodule.split)
     decoding = module.val_decoding
 
@@ -378,7 +375,7 @@ def run_length_probe(
         module.train(was_training)
     if is_rank_zero():
         for k, lines in probe.pop("hypotheses").items():
-            write_text(run_dir / "length_probe" / f"join-{k}.txt", "".join(x + "\n" for x in lines))
+            write_text(run_dir / PROBE / f"join-{k}.txt", "".join(x + "\n" for x in lines))
     else:
         probe.pop("hypotheses")
     probe["decoding"] = decoding.to_dict()

@@ -30,6 +30,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from seq2seq_lab.analysis.length_probe import PROBE
 from seq2seq_lab.config import to_plain
 from seq2seq_lab.portable_paths import portable_path, portable_record
 from seq2seq_lab.results import FINISHED, read_results
@@ -50,7 +51,6 @@ TRAINING = (
 # The source run's files an adopted run leaves out: its own Hydra record and log are the job's,
 # checkpoints stay where they are (hundreds of MB), abandoned/ is not part of the run.
 NOT_COPIED = frozenset({"results.json", ".hydra", "train.log", "checkpoints", "abandoned"})
-PROBE = "length_probe"  # the length probe's record in results.json and its directory
 
 
 def training_identity(config: dict[str, Any]) -> dict[str, Any]:
@@ -107,7 +107,7 @@ def adopt(source: Path, run_dir: Path, job: dict[str, Any]) -> dict[str, Any]:
         "variant": record.get("variant"),
     }
     skipped = set(NOT_COPIED)
-    if not (job.get("config") or {}).get("length_probe"):
+    if not (job.get("config") or {}).get(PROBE):
         skipped.add(PROBE)
         record.pop(PROBE, None)
     run_dir.mkdir(parents=True, exist_ok=True)

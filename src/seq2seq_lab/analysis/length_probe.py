@@ -26,6 +26,10 @@ from typing import Any
 from seq2seq_lab.metrics.corpus import bleu_with_length
 from seq2seq_lab.metrics.length_buckets import bleu_by_length
 
+# The probe's name: its config key (``length_probe=[1,2,...]``, the joins), its record in a
+# run's results.json and its directory of hypotheses (RUN/length_probe/join-<k>.txt).
+PROBE = "length_probe"
+
 # Bucket edges in source words: Multi30k's test sentences are 1-40 words (mean ~12), so six
 # joins reach ~75 words on average and the buckets run well past any training sentence.
 PROBE_EDGES = (10, 20, 30, 40, 60, 80)

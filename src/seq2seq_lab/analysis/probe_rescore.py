@@ -18,12 +18,11 @@ import math
 import sys
 from pathlib import Path
 
-from seq2seq_lab.analysis.length_probe import score_probe
+from seq2seq_lab.analysis.length_probe import PROBE, score_probe
 from seq2seq_lab.data.lines import read_lines
 from seq2seq_lab.errors import DataError, UserError
 from seq2seq_lab.results import read_results, write_results
 
-RECORD = "length_probe"  # the probe's record in results.json and its directory
 SAME_BLEU = 1e-9  # sacrebleu is deterministic: the same files give the same score
 
 
@@ -38,19 +37,19 @@ def rescore(run_dir: str | Path) -> bool:
     run_dir = Path(run_dir)
     path = run_dir / "results.json"
     results = read_results(path)
-    probe = results.get(RECORD)
+    probe = results.get(PROBE)
     if not probe:
         return False
     split = probe["split"]
     sources = _lines(run_dir / f"sources.{split}.txt")
     references = _lines(run_dir / f"references.{split}.txt")
-    hypotheses = {int(k): _lines(run_dir / RECORD / f"join-{k}.txt") for k in probe["joins"]}
+    hypotheses = {int(k): _lines(run_dir / PROBE / f"join-{k}.txt") for k in probe["joins"]}
     scored = score_probe(hypotheses, sources, references, tuple(probe["edges"]))
     for k, entry in scored["joins"].items():
         recorded = probe["joins"][k]["bleu"]
         if not math.isclose(entry["bleu"], recorded, rel_tol=0.0, abs_tol=SAME_BLEU):
             raise DataError(
-                f"{run_dir / RECORD / f'join-{k}.txt'}: scores BLEU {entry['bleu']:.4f}, the "
+                f"{run_dir / PROBE / f'join-{k}.txt'}: scores BLEU {entry['bleu']:.4f}, the "
                 f"record says {recorded:.4f}: not the outputs the probe scored; left as it is"
             )
     probe.update(scored)

@@ -159,7 +159,7 @@ class Variant:
     def per_join(
         self,
         figure: str | Callable[[Mapping[str, Any]], float | None],
-        record: str = "length_probe",
+        record: str,
     ) -> dict[int, MeanStd]:
         """{k: ``figure`` over seeds} from the finished runs' ``<record>.joins[k]`` (the length
         probe's entries per number of joined test pairs): a key of the entry (bleu,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from seq2seq_lab.analysis.length_probe import PROBE
 from seq2seq_lab.report.aggregate import Role, Variant, bucket_key, mean_std
 from seq2seq_lab.report.runs import Run
 
@@ -126,7 +127,7 @@ class ProbeOutputLength:
         "Output length / reference length on the test set joined k pairs at a time (13a "
         "tokens; mean over seeds, bars: std; below 1: the brevity penalty applies)"
     )
-    record: str = "length_probe"
+    record: str = PROBE
 
     def draw(self, comparison: Comparison, out_dir: Path) -> list[Path]:
         curves = [(v, v.per_join("length_ratio", self.record)) for v in comparison.variants]

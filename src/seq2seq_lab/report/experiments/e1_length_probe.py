@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from scipy import stats
 
+from seq2seq_lab.analysis.length_probe import PROBE
 from seq2seq_lab.report.aggregate import Variant, bucket_key, mean_std
 from seq2seq_lab.report.experiments.common import (
     MIN_BUCKET_SENTENCES,
@@ -31,7 +32,7 @@ from seq2seq_lab.report.experiments.e1_attention import E1
 from seq2seq_lab.report.plots import BleuByLength, ProbeOutputLength
 from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, Table
 
-RECORD = "length_probe"  # the results.json record (seq2seq_lab.pipeline.run_length_probe)
+RECORD = PROBE  # the results.json record (seq2seq_lab.pipeline.run_length_probe)
 RETAINED_MORE = 0.10  # "clearly larger share": at least 10 points of retention more
 COLLAPSED = 0.5  # plain seq2seq "collapses": it keeps less than half
 ALPHA = 0.05
@@ -204,10 +205,11 @@ LENGTH_PROBE = ExperimentSpec(
             per_join_rows,
             note=(
                 "k test pairs joined into one input (mean source / reference words in the "
-                "header); greedy decoding; mean ± std over seeds. BLEU = BP x (BLEU / BP): BP = min(1, exp(1 - "
-                "r / c)) is the brevity penalty for output c shorter than the references r "
-                "(13a tokens), BLEU / BP what the n-gram precisions alone give. An output / "
-                "reference length that falls with k is a model that stops early."
+                "header); greedy decoding; mean ± std over seeds. BLEU = BP x (BLEU / BP): "
+                "BP = min(1, exp(1 - r / c)) is the brevity penalty for output c shorter than "
+                "the references r (13a tokens), BLEU / BP what the n-gram precisions alone "
+                "give. An output / reference length that falls with k is a model that stops "
+                "early."
             ),
         ),
     ),
