@@ -70,6 +70,19 @@ def test_translate_from_stdin_and_file(trained_run, tmp_path):
     assert out_file.read_text(encoding="utf-8") == from_stdin
 
 
+def test_alignment_reads_a_finished_run(trained_run, tmp_path):
+    proc = run_cli("analysis.alignment", str(trained_run), "--sentences", "5")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    header, rule, row = proc.stdout.strip().splitlines()
+    assert "H / log S" in header
+    assert f"| {trained_run} | " in row and " | bahdanau | " in row
+    # a run without its checkpoint: one line naming the file
+    (tmp_path / "results.json").write_text((trained_run / "results.json").read_text())
+    proc = run_cli("analysis.alignment", str(tmp_path))
+    assert proc.returncode == 1
+    assert proc.stderr.strip().count("\n") == 0 and "best.ckpt" in proc.stderr
+
+
 def test_checkpoint_of_another_family_is_refused(trained_run, tmp_path):
     ckpt = trained_run / "checkpoints" / "best.ckpt"
     proc = run_cli("eval", f"ckpt_path={ckpt}", "model=transformer", f"hydra.run.dir={tmp_path}")
