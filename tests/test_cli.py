@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -70,15 +71,26 @@ def test_translate_from_stdin_and_file(trained_run, tmp_path):
     assert out_file.read_text(encoding="utf-8") == from_stdin
 
 
-def test_alignment_reads_a_finished_run(trained_run, tmp_path):
-    proc = run_cli("analysis.alignment", str(trained_run), "--sentences", "5")
+def test_alignment_recorded_by_training_is_what_the_command_measures(trained_run, tmp_path):
+    recorded = json.loads((trained_run / "results.json").read_text())["alignment"]
+    assert recorded["split"] == "test" and recorded["sentences"] == 12
+    # a run made before training recorded it: the command writes the same record
+    run = tmp_path / "run"
+    shutil.copytree(trained_run, run)
+    results = json.loads((run / "results.json").read_text())
+    del results["alignment"]
+    (run / "results.json").write_text(json.dumps(results))
+    proc = run_cli("analysis.alignment", str(run), "--write")
     assert proc.returncode == 0, proc.stderr[-3000:]
     header, rule, row = proc.stdout.strip().splitlines()
-    assert "H / log S" in header
-    assert f"| {trained_run} | " in row and " | bahdanau | " in row
-    # a run without its checkpoint: one line naming the file
-    (tmp_path / "results.json").write_text((trained_run / "results.json").read_text())
-    proc = run_cli("analysis.alignment", str(tmp_path))
+    assert "H / log S" in header and f"| {run} | bahdanau | " in row
+    written = json.loads((run / "results.json").read_text())["alignment"]
+    assert written.keys() == recorded.keys()
+    for name in ("normalised_entropy", "max_weight", "on_end", "distinct"):
+        assert written[name] == pytest.approx(recorded[name], abs=1e-6)
+    # without its checkpoint: one line naming the file
+    (run / "checkpoints" / "best.ckpt").unlink()
+    proc = run_cli("analysis.alignment", str(run))
     assert proc.returncode == 1
     assert proc.stderr.strip().count("\n") == 0 and "best.ckpt" in proc.stderr
 

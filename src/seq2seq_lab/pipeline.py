@@ -21,6 +21,8 @@ import torch
 from lightning.pytorch.callbacks import Timer
 from omegaconf import DictConfig, open_dict
 
+from seq2seq_lab.analysis.alignment import alignment_figures
+from seq2seq_lab.analysis.alignment_record import ALIGNMENT, alignment_record
 from seq2seq_lab.analysis.length_probe import PROBE, length_probe
 from seq2seq_lab.atomic import write_text
 from seq2seq_lab.checkpoint import family_of, load_checkpoint
@@ -320,6 +322,12 @@ def train(cfg: DictConfig) -> dict[str, Any]:
                 results[PROBE] = run_length_probe(module, datamodule, list(cfg[PROBE]), run_dir)
                 signals.raise_if_received()
                 results["timing"]["length_probe_seconds"] = time.perf_counter() - started
+            started = time.perf_counter()
+            batches = (batch.to(module.device) for batch in datamodule.test_dataloader())
+            figures = alignment_figures(module.network, batches)
+            if figures is not None:  # where the tested checkpoint's attention looks
+                results[ALIGNMENT] = alignment_record(figures, test["split"])
+                results["timing"]["alignment_seconds"] = time.perf_counter() - started
         return results
     except Exception as error:
         results["status"] = "failed"

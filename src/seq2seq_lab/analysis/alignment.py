@@ -22,8 +22,11 @@ no gradient to move them (architectures.md section 5, "the softmax saturates on 
     python -m seq2seq_lab.analysis.alignment experiments/e1_attention/results-multi30k/runs/{3..8}
 
 reads each run's checkpoint and the test pairs it stored (``sources.test.txt``,
-``references.test.txt``) and prints one table row per run. The figures describe trained
-models; nothing is chosen on them.
+``references.test.txt``) and prints one table row per run; ``--write`` also stores the figures
+of the whole test split in each results.json under ``alignment``, as training does after its
+test since this module exists (runs made before it get theirs this way). A Transformer's
+figures are those of its last decoder layer's cross-attention averaged over the heads
+(``ForwardOutput.attention``). The figures describe trained models; nothing is chosen on them.
 """
 
 from __future__ import annotations
@@ -32,29 +35,24 @@ import argparse
 import math
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 from torch import Tensor, nn
 
+from seq2seq_lab.analysis.alignment_record import (
+    ALIGNMENT,
+    COLUMNS,
+    END_POSITIONS,
+    AlignmentFigures,
+    alignment_record,
+)
 from seq2seq_lab.analysis.trace import eval_mode
 from seq2seq_lab.data.batch import Batch
 from seq2seq_lab.data.batching import EncodedPair, collate
 from seq2seq_lab.data.specials import PAD_ID
 from seq2seq_lab.errors import DataError, UserError
-
-END_POSITIONS = 2  # the source's last token (usually its full stop) and EOS
-
-
-@dataclass(frozen=True)
-class AlignmentFigures:
-    normalised_entropy: float  # mean H_t / log S over target tokens
-    max_weight: float  # mean max_i alpha_{t,i}
-    on_end: float  # share of target tokens attending most to the last two source positions
-    distinct: float  # mean over sentences of distinct most-attended positions / T
-    tokens: int  # real target tokens measured
-    sentences: int
 
 
 class _Sums:
@@ -94,18 +92,15 @@ class _Sums:
 
 
 @torch.no_grad()
-def alignment_figures(network: nn.Module, batches: Iterable[Batch]) -> AlignmentFigures:
-    """The figures of the module docstring over ``batches`` (teacher forcing, no dropout).
-    The network must return its source attention (``ForwardOutput.attention``)."""
+def alignment_figures(network: nn.Module, batches: Iterable[Batch]) -> AlignmentFigures | None:
+    """The figures of the module docstring over ``batches`` (teacher forcing, no dropout);
+    None for a network that returns no source attention (plain seq2seq)."""
     sums = _Sums()
     with eval_mode(network):
         for batch in batches:
             attention = network(batch.src, batch.src_mask, batch.tgt_in).attention
             if attention is None:
-                raise UserError(
-                    f"{type(network).__name__} returns no source attention: there is no "
-                    "alignment to measure (plain seq2seq)"
-                )
+                return None
             sums.add(attention.double(), batch)
     return sums.figures()
 
@@ -119,29 +114,43 @@ def pair_batches(pairs: Sequence[EncodedPair], batch_size: int) -> Iterable[Batc
 
 
 def run_alignment(
-    run_dir: str | Path, checkpoint: str = "best.ckpt", sentences: int = 400, batch_size: int = 50
+    run_dir: str | Path,
+    checkpoint: str = "best.ckpt",
+    sentences: int | None = None,
+    batch_size: int = 50,
+    write: bool = False,
 ) -> dict:
-    """The figures of a finished run's checkpoint on the first ``sentences`` test pairs it
-    stored, with the run's variant, seed and test BLEU (from its results.json)."""
+    """The figures of a finished run's checkpoint on the test pairs it stored (the first
+    ``sentences``, or all), with the run's variant, seed and test BLEU (its results.json);
+    ``write`` stores the record there (the whole split only: it is what training records)."""
     from seq2seq_lab.checkpoint import load_checkpoint
     from seq2seq_lab.data.datamodule import tokenizers_from_checkpoint_state
     from seq2seq_lab.data.lines import read_lines
-    from seq2seq_lab.results import read_results
+    from seq2seq_lab.results import read_results, write_results
 
     run_dir = Path(run_dir)
     results = read_results(run_dir / "results.json")
-    loaded = load_checkpoint(run_dir / "checkpoints" / checkpoint)
-    src_tokenizer, tgt_tokenizer = tokenizers_from_checkpoint_state(loaded.datamodule_state)
-    files = [run_dir / f"{side}.test.txt" for side in ("sources", "references")]
+    split = (results.get("test") or {}).get("split", "test")
+    files = [run_dir / f"{side}.{split}.txt" for side in ("sources", "references")]
     for path in files:
         if not path.is_file():
-            raise DataError(f"{path}: missing; the run stores its test pairs there")
+            raise DataError(f"{path}: missing; the run stores its tested pairs there")
+    loaded = load_checkpoint(run_dir / "checkpoints" / checkpoint)
+    src_tokenizer, tgt_tokenizer = tokenizers_from_checkpoint_state(loaded.datamodule_state)
     sources, references = (read_lines(path)[:sentences] for path in files)
     pairs = [
         EncodedPair(i, src_tokenizer.encode(source), tgt_tokenizer.encode(reference))
         for i, (source, reference) in enumerate(zip(sources, references, strict=True))
     ]
     figures = alignment_figures(loaded.module.network, pair_batches(pairs, batch_size))
+    if figures is None:
+        raise UserError(
+            f"{run_dir}: its {loaded.family} network returns no source attention, so there is "
+            "no alignment to measure"
+        )
+    if write:
+        results[ALIGNMENT] = alignment_record(figures, split)
+        write_results(run_dir / "results.json", results)
     return {
         "run": str(run_dir),
         "variant": results.get("variant"),
@@ -152,16 +161,16 @@ def run_alignment(
 
 
 def markdown_table(rows: Sequence[dict]) -> str:
+    headings = " | ".join(heading for _, heading in COLUMNS)
     lines = [
-        "| run | variant | seed | test BLEU | H / log S | max weight | on the last two "
-        "| distinct per token |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        f"| run | variant | seed | test BLEU | {headings} |",
+        "|---|---|---:|---:" + "|---:" * len(COLUMNS) + "|",
     ]
     for row in rows:
+        figures = " | ".join(f"{row[name]:.3f}" for name, _ in COLUMNS)
         lines.append(
             f"| {row['run']} | {row['variant']} | {row['seed']} | {row['test_bleu']:.2f} "
-            f"| {row['normalised_entropy']:.3f} | {row['max_weight']:.3f} "
-            f"| {row['on_end']:.3f} | {row['distinct']:.3f} |"
+            f"| {figures} |"
         )
     return "\n".join(lines)
 
@@ -173,11 +182,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("runs", nargs="+", help="run directories (results.json, checkpoints/)")
     parser.add_argument("--checkpoint", default="best.ckpt", help="file under RUN/checkpoints/")
-    parser.add_argument("--sentences", type=int, default=400, help="first N test pairs")
+    parser.add_argument("--sentences", type=int, default=None, help="first N pairs (all)")
+    parser.add_argument(
+        "--write", action="store_true", help="store the figures in each run's results.json"
+    )
     args = parser.parse_args(argv)
+    if args.write and args.sentences is not None:
+        parser.error("--write records the whole tested split, as training does: drop --sentences")
     torch.set_num_threads(1)  # small batches; leaves the other core to a running grid
     try:
-        rows = [run_alignment(run, args.checkpoint, args.sentences) for run in args.runs]
+        rows = [
+            run_alignment(run, args.checkpoint, args.sentences, write=args.write)
+            for run in args.runs
+        ]
     except (UserError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -169,8 +169,9 @@ class Variant:
         for run in self.runs:
             joins = (run.results.get(record) or {}).get("joins") or {} if run.finished else {}
             for k, entry in joins.items():
-                if isinstance(entry, dict) and value(entry) is not None:
-                    found.setdefault(int(k), []).append(value(entry))
+                figure_value = value(entry) if isinstance(entry, dict) else None
+                if figure_value is not None:
+                    found.setdefault(int(k), []).append(figure_value)
         return {k: mean_std(found[k]) for k in sorted(found)}
 
     def bucket_counts(self, record: str = "test") -> dict[str, int]:

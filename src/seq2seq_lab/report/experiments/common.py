@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from seq2seq_lab.analysis.alignment_record import ALIGNMENT, COLUMNS
 from seq2seq_lab.report.aggregate import Role, Variant, bucket_key
 from seq2seq_lab.report.evidence import Difference, difference
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.report.spec import Finding
+from seq2seq_lab.report.spec import Comparison, Finding, Table
 
 CLEAR = 2.0
 SAME = 1.0
@@ -152,3 +153,35 @@ def as_number(value: Any) -> Any:
         return float(value)
     except (TypeError, ValueError):
         return value
+
+
+def alignment_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
+    """One row per finished run that recorded where its attention looks (results.json
+    ``alignment``, analysis/alignment.py), beside its test BLEU: per seed, since a seed whose
+    attention collapsed sits far from the others and a mean would hide it."""
+    rows = []
+    for variant in c.variants:
+        for run in sorted(variant.runs, key=lambda run: run.seed or 0):
+            figures = run.results.get(ALIGNMENT) if run.finished else None
+            if figures:
+                rows.append(
+                    [f"**{variant.label}**", str(run.seed), bleu_text(run.score("bleu"))]
+                    + [f"{figures[name]:.3f}" for name, _ in COLUMNS]
+                )
+    header = ["model", "seed", "test BLEU"] + [heading for _, heading in COLUMNS]
+    return (header, rows) if rows else ([], [])
+
+
+ALIGNMENT_TABLE = Table(
+    "Where the attention looks",
+    alignment_rows,
+    note=(
+        "The tested checkpoint, teacher-forced on the test set (last decoder layer averaged "
+        "over heads for a Transformer). H / log S: attention entropy over the S source "
+        "positions (0: one position, 1: uniform); max weight: the largest weight; on the last "
+        "two: share of target tokens whose most attended position is the source's last token "
+        "or EOS; distinct per token: distinct most-attended positions per target token. An "
+        "alignment moves (high distinct, low on the last two); attention stuck on the end gives "
+        "the decoder one fixed context, as in plain seq2seq."
+    ),
+)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from seq2seq_lab.report.aggregate import Variant
 from seq2seq_lab.report.experiments.common import (
+    ALIGNMENT_TABLE,
     CLEAR,
     MIN_BUCKET_SENTENCES,
     compared,
@@ -94,4 +95,5 @@ E1 = ExperimentSpec(
         text="Bahdanau attention",
     ),
     plots=(BleuByLength(), LossCurves()),
+    tables=(ALIGNMENT_TABLE,),
 )

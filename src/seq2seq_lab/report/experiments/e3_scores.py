@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from seq2seq_lab.report.aggregate import Role, Variant
 from seq2seq_lab.report.experiments.common import (
+    ALIGNMENT_TABLE,
     SAME,
     SMALL,
     Pairs,
@@ -123,4 +124,5 @@ E3 = ExperimentSpec(
     ),
     contrasts=_e3_contrasts,
     plots=(LossCurves(facet=lambda r: r.get("family")), BleuByLength()),
+    tables=(ALIGNMENT_TABLE,),
 )
