@@ -24,9 +24,11 @@ no gradient to move them (architectures.md section 5, "the softmax saturates on 
 reads each run's checkpoint and the test pairs it stored (``sources.test.txt``,
 ``references.test.txt``) and prints one table row per run; ``--write`` also stores the figures
 of the whole test split in each results.json under ``alignment``, as training does after its
-test since this module exists (runs made before it get theirs this way). A Transformer's
-figures are those of its last decoder layer's cross-attention averaged over the heads
-(``ForwardOutput.attention``). The figures describe trained models; nothing is chosen on them.
+test since this module exists (runs made before it get theirs this way). The weights are the
+teacher-forced pass's ``ForwardOutput.attention``: the recurrent attention models return them, a
+Transformer's fused attention does not (its cross-attention entropy per layer and head is in
+the Transformer diagnostics, analysis/entropy.py). The figures describe trained models; nothing
+is chosen on them.
 """
 
 from __future__ import annotations

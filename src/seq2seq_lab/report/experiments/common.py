@@ -176,8 +176,8 @@ ALIGNMENT_TABLE = Table(
     "Where the attention looks",
     alignment_rows,
     note=(
-        "The tested checkpoint, teacher-forced on the test set (last decoder layer averaged "
-        "over heads for a Transformer). H / log S: attention entropy over the S source "
+        "The tested checkpoint of each recurrent attention model, teacher-forced on the test "
+        "set. H / log S: attention entropy over the S source "
         "positions (0: one position, 1: uniform); max weight: the largest weight; on the last "
         "two: share of target tokens whose most attended position is the source's last token "
         "or EOS; distinct per token: distinct most-attended positions per target token. An "
