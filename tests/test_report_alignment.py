@@ -45,9 +45,9 @@ def test_one_row_per_run_with_the_record_in_seed_order(tmp_path):
     ]
 
 
-def test_e1_and_e3_reports_show_the_table_or_say_the_runs_lack_it(tmp_path):
-    assert ALIGNMENT_TABLE in SPECS["e1_attention"].tables
-    assert ALIGNMENT_TABLE in SPECS["e3_scores"].tables
+def test_recurrent_reports_show_the_table_or_say_the_runs_lack_it(tmp_path):
+    for name in ("e1_attention", "e2_reversal", "e3_scores", "e7_cells"):
+        assert ALIGNMENT_TABLE in SPECS[name].tables, name
     for seed in (1, 2, 3):
         run_with(tmp_path / "with" / str(seed), "bahdanau", seed, ALIGNED)
         run_with(tmp_path / "without" / str(seed), "bahdanau", seed, None)

@@ -180,7 +180,7 @@ ALIGNMENT_TABLE = Table(
         "set. H / log S: attention entropy over the S source "
         "positions (0: one position, 1: uniform); max weight: the largest weight; on the last "
         "two: share of target tokens whose most attended position is the source's last token "
-        "or EOS; distinct per token: distinct most-attended positions per target token. An "
+        "(its first word when the source is reversed) or EOS; distinct per token: distinct most-attended positions per target token. An "
         "alignment moves (high distinct, low on the last two); attention stuck on the end gives "
         "the decoder one fixed context, as in plain seq2seq."
     ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from seq2seq_lab.report.aggregate import Role, Variant
 from seq2seq_lab.report.experiments.common import (
+    ALIGNMENT_TABLE,
     CLEAR,
     MIN_BUCKET_SENTENCES,
     SAME,
@@ -104,4 +105,5 @@ E2 = ExperimentSpec(
         text="plain seq2seq with the source reversed",
     ),
     plots=(BleuByLength(), LossCurves(facet=lambda r: r.get("family"))),
+    tables=(ALIGNMENT_TABLE,),
 )

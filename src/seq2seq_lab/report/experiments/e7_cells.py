@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from seq2seq_lab.report.aggregate import Role, Variant
 from seq2seq_lab.report.experiments.common import (
+    ALIGNMENT_TABLE,
     CLEAR,
     MIN_BUCKET_SENTENCES,
     SAME,
@@ -101,4 +102,5 @@ E7 = ExperimentSpec(
         pair for _, rnn, gru, lstm in _e7_families(c) for pair in pair_up(lstm, [rnn, gru])
     ],
     plots=(BleuByLength(), LossCurves(facet=lambda r: r.get("family"))),
+    tables=(ALIGNMENT_TABLE,),
 )
