@@ -68,7 +68,7 @@ class _Sums:
         src_len = batch.src_mask.sum(dim=1)  # [B] S of each sentence
         # 0 log 0 = 0: padded source positions have weight exactly 0
         plogp = torch.where(weights > 0, weights * weights.clamp_min(1e-30).log(), 0.0)
-        # log S = 0 for a one-position source: its entropy is 0, and so is the share
+        # log S = 0 for a one-position source, whose entropy is 0: the clamp keeps it 0
         entropy = -plogp.sum(dim=-1) / src_len.double().log().clamp_min(1e-30)[:, None]
         top = weights.argmax(dim=-1)  # [B, T]
         end = top >= (src_len - END_POSITIONS)[:, None]
