@@ -50,6 +50,7 @@ from seq2seq_lab.analysis.alignment_record import (
     AlignmentFigures,
     alignment_record,
 )
+from seq2seq_lab.analysis.entropy import query_entropy
 from seq2seq_lab.analysis.trace import eval_mode
 from seq2seq_lab.data.batch import Batch
 from seq2seq_lab.data.batching import EncodedPair, collate
@@ -66,10 +67,8 @@ class _Sums:
         """weights [B, T, S] of one teacher-forced batch."""
         queries = batch.tgt_out != PAD_ID  # [B, T] real target tokens
         src_len = batch.src_mask.sum(dim=1)  # [B] S of each sentence
-        # 0 log 0 = 0: padded source positions have weight exactly 0
-        plogp = torch.where(weights > 0, weights * weights.clamp_min(1e-30).log(), 0.0)
         # log S = 0 for a one-position source, whose entropy is 0: the clamp keeps it 0
-        entropy = -plogp.sum(dim=-1) / src_len.double().log().clamp_min(1e-30)[:, None]
+        entropy = query_entropy(weights) / src_len.double().log().clamp_min(1e-30)[:, None]
         top = weights.argmax(dim=-1)  # [B, T]
         end = top >= (src_len - END_POSITIONS)[:, None]
         self.entropy += float(entropy[queries].sum())

@@ -21,11 +21,16 @@ from seq2seq_lab.data.batch import Batch
 from seq2seq_lab.data.specials import PAD_ID
 
 
-def _entropy_per_head(weights: Tensor, query_mask: Tensor) -> list[float]:
-    """weights [B, H, Q, K], query_mask [B, Q] -> mean entropy of each head's real queries."""
+def query_entropy(weights: Tensor) -> Tensor:
+    """H = -sum_j alpha_j log alpha_j over the last (key) dimension, in nats."""
     # 0 log 0 = 0: masked keys have weight exactly 0
     plogp = torch.where(weights > 0, weights * weights.clamp_min(1e-30).log(), 0.0)
-    entropy = -plogp.sum(dim=-1)  # [B, H, Q]
+    return -plogp.sum(dim=-1)
+
+
+def _entropy_per_head(weights: Tensor, query_mask: Tensor) -> list[float]:
+    """weights [B, H, Q, K], query_mask [B, Q] -> mean entropy of each head's real queries."""
+    entropy = query_entropy(weights)  # [B, H, Q]
     mask = query_mask[:, None, :].expand_as(entropy)  # same queries for every head
     per_head = (entropy * mask).sum(dim=(0, 2)) / mask.sum(dim=(0, 2)).clamp_min(1)
     return per_head.tolist()

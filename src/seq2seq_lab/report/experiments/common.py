@@ -177,11 +177,11 @@ ALIGNMENT_TABLE = Table(
     alignment_rows,
     note=(
         "The tested checkpoint of each recurrent attention model, teacher-forced on the test "
-        "set. H / log S: attention entropy over the S source "
-        "positions (0: one position, 1: uniform); max weight: the largest weight; on the last "
-        "two: share of target tokens whose most attended position is the source's last token "
-        "(its first word when the source is reversed) or EOS; distinct per token: distinct most-attended positions per target token. An "
-        "alignment moves (high distinct, low on the last two); attention stuck on the end gives "
-        "the decoder one fixed context, as in plain seq2seq."
+        "set. H / log S: attention entropy over the S source positions (0: one position, 1: "
+        "uniform); max weight: the largest weight; on the last two: share of target tokens "
+        "whose most attended position is the source's last token (its first word when the "
+        "source is reversed) or EOS; distinct per token: distinct most-attended positions per "
+        "target token. An alignment moves (high distinct, low on the last two); attention "
+        "stuck on the end gives the decoder one fixed context, as in plain seq2seq."
     ),
 )
