@@ -197,11 +197,16 @@ def test_a_queue_runs_its_sweep_again_into_the_same_directory(tmp_path, cache_di
             "resume=true", f"paths.cache_dir={cache_dir}", f"hydra.sweep.dir={sweep_dir}"]  # fmt: skip
     first = run_cli("train", "-m", *args)
     assert first.returncode == 0, first.stderr[-3000:]
-    records = {p: p.read_bytes() for p in sweep_dir.glob("*/results.json")}
-    assert len(records) == 2
-    again = run_cli("train", "-m", *args)  # the sweep directory is not refused
+    jobs = sorted(job for job in sweep_dir.iterdir() if job.is_dir())
+    assert [(job / "results.json").is_file() for job in jobs] == [True, True]
+    before = {job: snapshot(job) for job in jobs}
+    assert ".hydra/overrides.yaml" in before[jobs[0]] and "train.log" in before[jobs[0]]
+    # the sweep directory is not refused; a pass with another override (a wall-clock cap the
+    # finished runs never ran with) leaves them byte for byte, Hydra's record and log included
+    again = run_cli("train", "-m", *args, "cpu_run_minutes=7")
     assert again.returncode == 0, again.stderr[-3000:]
-    assert {p: p.read_bytes() for p in sweep_dir.glob("*/results.json")} == records
+    assert again.stdout.count("finished before (completed), kept as it is") == 2
+    assert {job: snapshot(job) for job in jobs} == before
 
 
 def test_a_queue_sweeps_what_the_scale_sets_in_its_params(tmp_path, cache_dir):

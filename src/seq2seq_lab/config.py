@@ -53,6 +53,26 @@ if not OmegaConf.has_resolver("div"):
     OmegaConf.register_new_resolver("div", exact_division)
 
 
+def hydra_record_dir(output_dir: str, resume: Any) -> str | None:
+    """``${hydra_record_dir:${hydra.runtime.output_dir},${oc.select:resume,false}}``, Hydra's
+    ``hydra.output_subdir`` in conf/hydra/default.yaml: where Hydra writes a job's record
+    (config.yaml, hydra.yaml, overrides.yaml): ``.hydra`` in the job's directory, or nowhere
+    (None) when a resumable queue (``resume=true``) comes back to a directory whose run has
+    finished. That run is kept as it is (run_dir.continuation), so its record stays the one of
+    the pass that trained it, not this pass's (another ``n_jobs``, an override it never ran
+    with)."""
+    from seq2seq_lab.results import FINISHED, read_results  # results -> config: import late
+
+    record = Path(output_dir) / "results.json"
+    if resume and record.is_file() and read_results(record).get("status") in FINISHED:
+        return None
+    return ".hydra"
+
+
+if not OmegaConf.has_resolver("hydra_record_dir"):
+    OmegaConf.register_new_resolver("hydra_record_dir", hydra_record_dir)
+
+
 def to_plain(config: Any) -> Any:
     """Resolved plain containers (dict/list/scalars): safe in checkpoints and JSON."""
     if isinstance(config, DictConfig) or OmegaConf.is_config(config):

@@ -36,7 +36,7 @@ from seq2seq_lab.inputs import check_eval_inputs, check_train_inputs, check_tran
 from seq2seq_lab.interruptions import SignalRecorder
 from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.results import write_results
-from seq2seq_lab.run_dir import check_run_dir, continuation, is_rank_zero
+from seq2seq_lab.run_dir import check_run_dir, close_run_log, continuation, is_rank_zero
 from seq2seq_lab.run_reuse import adopt, find_identical
 from seq2seq_lab.training.convergence import late_gain
 from seq2seq_lab.training.module import Seq2SeqModule, stop_cause
@@ -209,6 +209,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     if cfg.get("resume"):  # one job of a resumable queue: go on with what the directory holds
         plan = continuation(run_dir, cfg)
         if plan.finished is not None:
+            close_run_log(run_dir)
             log.info("%s: finished before (%s), kept as it is", run_dir, plan.finished["status"])
             return plan.finished
         if plan.ckpt_path is not None:

@@ -10,8 +10,10 @@ together get their own.
 
 A resumable queue (``resume=true``, the real-data grids: experiments/run_real.sh) runs one
 sweep again and again into the same directory: each job then goes on with what its directory
-holds (:func:`continuation`) instead of being refused: a finished run is kept, an unfinished
-one continues from its ``last.ckpt``.
+holds (:func:`continuation`) instead of being refused: a finished run is kept byte for byte
+(Hydra writes no new ``.hydra/`` record there: ``hydra.output_subdir`` in conf/hydra/default.yaml;
+nor a line in its log: :func:`close_run_log`), an unfinished one continues from its
+``last.ckpt``.
 
 Under DDP every rank runs ``train`` in the same directory: only global rank zero checks it
 (:func:`is_rank_zero`) and writes the run's outputs.
@@ -23,6 +25,7 @@ holds a sweep is refused the same way (:func:`check_sweep_dir`).
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from dataclasses import dataclass
@@ -124,6 +127,17 @@ def continuation(run_dir: Path, job: Any) -> Continuation:
         for name in found:
             (run_dir / name).rename(aside / name)
     return Continuation()
+
+
+def close_run_log(run_dir: Path) -> None:
+    """Stop logging into files inside ``run_dir`` (Hydra's job log, ``train.log``): a finished
+    run a queue keeps is kept byte for byte, its log included; what the job says about it goes
+    to the console (the queue's pass log) only."""
+    for handler in list(logging.root.handlers):
+        path = getattr(handler, "baseFilename", None)
+        if path is not None and Path(path).resolve().is_relative_to(run_dir.resolve()):
+            logging.root.removeHandler(handler)
+            handler.close()
 
 
 def _checkpoint_config(path: Path) -> dict[str, Any]:
