@@ -155,6 +155,19 @@ def test_general_matches_formula():
 
 
 @torch.no_grad()
+@pytest.mark.parametrize("name", ["dot", "general"])
+def test_scaled_scores_divide_luongs_by_sqrt_of_the_query_width(name):
+    """scaled: e_{t,i} / sqrt(Dq) with the same weights (not Luong's; multiplicative.py)."""
+    torch.manual_seed(5)
+    cls, key_size = (DotAttention, DQ) if name == "dot" else (GeneralAttention, DK)
+    plain, scaled = (cls(query_size=DQ, key_size=key_size, scaled=flag) for flag in (False, True))
+    scaled.load_state_dict(plain.state_dict())
+    query, keys = torch.randn(2, 3, DQ), torch.randn(2, 5, key_size)
+    expected = plain.score(query, plain.precompute_keys(keys)) / math.sqrt(DQ)
+    torch.testing.assert_close(scaled.score(query, scaled.precompute_keys(keys)), expected)
+
+
+@torch.no_grad()
 def test_location_ignores_keys_and_reuses_last_row_past_max_positions():
     torch.manual_seed(4)
     mech = LocationAttention(query_size=DQ, max_positions=4)

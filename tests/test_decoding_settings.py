@@ -14,7 +14,7 @@ from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
 from scripted_network import EOS, A, B, ScriptedNetwork, sources
 
-from seq2seq_lab.checkpoint import _with_all_decoding_settings
+from seq2seq_lab.checkpoint import _upgraded
 from seq2seq_lab.decoding import DecodingSettings, decode, greedy_search, search
 from seq2seq_lab.errors import ConfigError
 
@@ -38,7 +38,7 @@ def test_from_config_requires_every_setting(name):
 
 def test_a_checkpoint_from_before_every_setting_was_recorded_decodes_as_it_did():
     old = {"beam_size": 5, "max_len_a": 1.5, "max_len_b": 10}  # what such a checkpoint holds
-    upgraded = _with_all_decoding_settings({"test_decoding": old, "val_decoding": old})
+    upgraded = _upgraded({"test_decoding": old, "val_decoding": old})
     for key in ("val_decoding", "test_decoding"):
         loaded = DecodingSettings.from_config(upgraded[key], f"module.{key}")
         assert loaded.length_penalty == 1.0 and loaded.min_len == 0  # that code's values

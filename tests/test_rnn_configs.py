@@ -8,15 +8,20 @@ from pathlib import Path
 
 import hydra.utils
 import pytest
+import torch
+from config_values import module_settings
 from hydra import compose, initialize_config_dir
 from hydra.errors import InstantiationException
 from omegaconf import OmegaConf
 
+from seq2seq_lab.checkpoint import DATAMODULE_KEY, load_checkpoint
+from seq2seq_lab.config import model_config as plain_model_config
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.models.attention.additive import ConcatAdditiveAttention, FeedForwardAttention
 from seq2seq_lab.models.attention.local import LocalPredictiveAttention
 from seq2seq_lab.models.attention.multiplicative import DotAttention, LocationAttention
 from seq2seq_lab.models.recurrent.base import RecurrentNetwork
+from seq2seq_lab.training.module import Seq2SeqModule
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 MODELS = ["seq2seq", "bahdanau", "luong"]
@@ -97,6 +102,11 @@ def test_scalar_overrides_reach_the_network():
         (["model=bahdanau", "model.attention.form=bogus"], "concat, separate, feedforward"),
         (["model=luong", "model.attention.window=wide"], "global, local_m, local_p"),
         (["model=seq2seq", "model.cell=lstmm"], "lstm, gru, rnn"),
+        (
+            ["model=luong", "model.attention.score=concat", "model.attention.scaled=true"],
+            "model.attention.score=concat has no such scale",
+        ),  # fmt: skip
+        (["model=luong", "model.attention.scaled=1"], "must be true or false"),
     ],
 )
 def test_invalid_choices_raise_config_errors(overrides, message):
@@ -106,3 +116,27 @@ def test_invalid_choices_raise_config_errors(overrides, message):
         build(model_config(*overrides))
     assert isinstance(caught.value.__cause__, ConfigError)
     assert message in str(caught.value.__cause__)
+
+
+def test_a_luong_checkpoint_from_before_the_scale_option_loads_unscaled(tmp_path):
+    """Checkpoints written before model.attention.scaled existed lack the key; they load with
+    the unscaled score their code trained (checkpoint.OLD_CHECKPOINT_LUONG_ATTENTION)."""
+    network = {
+        **plain_model_config("luong", hidden_size=8, embedding_dim=4),
+        "src_vocab_size": 11,
+        "tgt_vocab_size": 13,
+    }
+    module = Seq2SeqModule(
+        network=network,
+        optimizer={"_target_": "torch.optim.Adam", "lr": 1e-3},
+        schedule={"_target_": "seq2seq_lab.optim.schedules.Constant"},
+        **module_settings(),
+    )
+    hparams = dict(module.hparams)
+    old_attention = {k: v for k, v in network["attention"].items() if k != "scaled"}
+    hparams["network"] = {**network, "attention": old_attention}
+    path = tmp_path / "old.ckpt"
+    torch.save({"hyper_parameters": hparams, "state_dict": module.state_dict(),
+                DATAMODULE_KEY: {}}, path)  # fmt: skip
+    loaded = load_checkpoint(path)
+    assert loaded.module.network.attention.factor == 1.0

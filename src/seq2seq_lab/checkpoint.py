@@ -24,6 +24,8 @@ DATAMODULE_KEY = "TranslationDataModule"  # Lightning stores datamodule.state_di
 # that time decoded with these values, so an old checkpoint scores as it did then. (History,
 # not a default: the values of new runs come from conf/decoding/.)
 OLD_CHECKPOINT_DECODING = {"length_penalty": 1.0, "min_len": 0}
+# Luong models written before model.attention.scaled existed scored without the scale.
+OLD_CHECKPOINT_LUONG_ATTENTION = {"scaled": False}
 
 
 @dataclass
@@ -49,7 +51,7 @@ def load_checkpoint(
     """The module (eval mode), tokenizer state and run config of a training checkpoint, after
     the checks of :func:`read_checkpoint` (one-line :class:`CheckpointError` each)."""
     path, raw = read_checkpoint(path, expected_family=expected_family, map_location=map_location)
-    module = Seq2SeqModule(**_with_all_decoding_settings(raw["hyper_parameters"]))
+    module = Seq2SeqModule(**_upgraded(raw["hyper_parameters"]))
     module.load_state_dict(raw["state_dict"])
     module.eval()
     return LoadedCheckpoint(
@@ -183,9 +185,15 @@ def check_resume_point(path: str | Path, *, expected_family: str) -> ResumePoint
     return ResumePoint(path, dict(raw["hyper_parameters"]["network"]), shapes)
 
 
-def _with_all_decoding_settings(hparams: dict[str, Any]) -> dict[str, Any]:
+def _upgraded(hparams: dict[str, Any]) -> dict[str, Any]:
+    """An older checkpoint's hyper-parameters with the settings added since, at the values its
+    code used (:data:`OLD_CHECKPOINT_DECODING`, :data:`OLD_CHECKPOINT_LUONG_ATTENTION`)."""
     upgraded = dict(hparams)
     for key in ("val_decoding", "test_decoding"):
         if key in upgraded:
             upgraded[key] = {**OLD_CHECKPOINT_DECODING, **upgraded[key]}
+    network = upgraded.get("network") or {}
+    if network and family_of(network) == "luong" and isinstance(network.get("attention"), dict):
+        attention = {**OLD_CHECKPOINT_LUONG_ATTENTION, **network["attention"]}
+        upgraded["network"] = {**network, "attention": attention}
     return upgraded

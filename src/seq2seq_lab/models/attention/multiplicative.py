@@ -4,10 +4,16 @@ Shapes: B batch, T queries, S source positions, Dq query width, Dk key width, P 
 
 The query is the *current* decoder state s_t (Luong computes it before attending). Luong's
 "concat" score is :class:`~seq2seq_lab.models.attention.additive.ConcatAdditiveAttention`.
-Scores are not scaled by 1/sqrt(D) (that is the Transformer's scaled dot product).
+Luong's scores are not scaled. ``scaled=True`` divides dot and general by sqrt(Dq), as the
+Transformer's scaled dot product does, a named departure from the paper: with Adam the bilinear
+s_t^T W_m h_i can grow fast enough to saturate the softmax within a few hundred updates (E1's
+Luong seeds 1-2 on Multi30k), and 1/sqrt(Dq) keeps scores of unit-variance vectors near unit
+variance (architectures.md, scaled dot product).
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 from torch import Tensor, nn
@@ -16,39 +22,44 @@ from seq2seq_lab.models.attention.base import AttentionScorer
 
 
 class DotAttention(AttentionScorer):
-    """Dot score: e_{t,i} = s_t^T h_i. No parameters; s_t and h_i must have the same size.
+    """Dot score: e_{t,i} = s_t^T h_i (``scaled``: s_t^T h_i / sqrt(Dq)). No parameters; s_t
+    and h_i must have the same size.
 
     With the keys/values given separately this is the general query/key/value attention of
     architectures.md section 4: score(q, k_n) = q^T k_n, result = sum_n alpha_n v_n.
     """
 
-    def __init__(self, *, query_size: int, key_size: int) -> None:
+    def __init__(self, *, query_size: int, key_size: int, scaled: bool = False) -> None:
         super().__init__()
         if query_size != key_size:
             raise ValueError(
                 f"dot attention needs query size == key size, got {query_size} and {key_size}"
             )
+        self.factor = 1 / math.sqrt(query_size) if scaled else 1.0
 
     def score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
-        return torch.bmm(query, projected_keys.transpose(1, 2))  # [B,T,D] x [B,D,S] -> [B,T,S]
+        scores = torch.bmm(query, projected_keys.transpose(1, 2))  # [B,T,D] x [B,D,S] -> [B,T,S]
+        return scores * self.factor if self.factor != 1.0 else scores
 
 
 class GeneralAttention(AttentionScorer):
-    """General (bilinear) score: e_{t,i} = s_t^T W_m h_i.
+    """General (bilinear) score: e_{t,i} = s_t^T W_m h_i (``scaled``: s_t^T W_m h_i / sqrt(Dq)).
 
     W_m h_i depends on the source only: :meth:`precompute_keys` applies W_m once per sentence,
     then each step is a dot product with the projected keys.
     """
 
-    def __init__(self, *, query_size: int, key_size: int) -> None:
+    def __init__(self, *, query_size: int, key_size: int, scaled: bool = False) -> None:
         super().__init__()
         self.W_m = nn.Linear(key_size, query_size, bias=False)
+        self.factor = 1 / math.sqrt(query_size) if scaled else 1.0
 
     def precompute_keys(self, keys: Tensor) -> Tensor:
         return self.W_m(keys)  # [B, S, Dk] -> [B, S, Dq]
 
     def score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
-        return torch.bmm(query, projected_keys.transpose(1, 2))  # [B,T,Dq] x [B,Dq,S] -> [B,T,S]
+        scores = torch.bmm(query, projected_keys.transpose(1, 2))  # [B,T,Dq]x[B,Dq,S] -> [B,T,S]
+        return scores * self.factor if self.factor != 1.0 else scores
 
 
 class LocationAttention(AttentionScorer):

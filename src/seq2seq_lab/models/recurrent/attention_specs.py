@@ -28,7 +28,7 @@ from seq2seq_lab.models.recurrent.choices import choose, with_keys
 
 # The keys of model.attention for each family
 BAHDANAU_ATTENTION = ("form",)
-LUONG_ATTENTION = ("score", "window", "window_size", "max_positions")
+LUONG_ATTENTION = ("score", "scaled", "window", "window_size", "max_positions")
 
 # builder(query_size Dq, key_size Dk, options) -> scorer
 Builder = Callable[[int, int, Mapping[str, Any]], AttentionScorer]
@@ -40,8 +40,8 @@ ADDITIVE_FORMS: dict[str, Builder] = {
 }
 
 LUONG_SCORES: dict[str, Builder] = {
-    "dot": lambda q, k, o: DotAttention(query_size=q, key_size=k),
-    "general": lambda q, k, o: GeneralAttention(query_size=q, key_size=k),
+    "dot": lambda q, k, o: DotAttention(query_size=q, key_size=k, scaled=o["scaled"]),
+    "general": lambda q, k, o: GeneralAttention(query_size=q, key_size=k, scaled=o["scaled"]),
     "concat": lambda q, k, o: ConcatAdditiveAttention(query_size=q, key_size=k, hidden_size=q),
     "location": lambda q, k, o: LocationAttention(query_size=q, max_positions=o["max_positions"]),
 }
@@ -68,7 +68,8 @@ def bahdanau_attention(
 
 
 def luong_attention(spec: Mapping[str, Any], *, query_size: int, key_size: int) -> AttentionScorer:
-    """``model.attention.score``: dot | general | concat | location;
+    """``model.attention.score``: dot | general | concat | location; ``scaled``: dot and
+    general divided by sqrt(Dq) (not Luong's; multiplicative.py says why);
     ``model.attention.window``: global | local_m | local_p, with half-width ``window_size``;
     ``max_positions``: rows of the location score's W_a."""
     options = with_keys("model.attention", spec, LUONG_ATTENTION)
@@ -79,6 +80,13 @@ def luong_attention(spec: Mapping[str, Any], *, query_size: int, key_size: int) 
             f"model.attention.score=dot needs encoder outputs as wide as the decoder state "
             f"(model.hidden_size={query_size}), but model.bidirectional=true makes them "
             f"{key_size}; use model.attention.score=general or model.bidirectional=false"
+        )
+    if not isinstance(options["scaled"], bool):
+        raise ConfigError(f"model.attention.scaled={options['scaled']!r} must be true or false")
+    if options["scaled"] and options["score"] not in ("dot", "general"):
+        raise ConfigError(
+            f"model.attention.scaled=true divides the dot and general scores by sqrt(Dq); "
+            f"model.attention.score={options['score']} has no such scale: set scaled=false"
         )
     for key in ("window_size", "max_positions"):
         if not isinstance(options[key], int) or options[key] < 1:
