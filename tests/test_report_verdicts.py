@@ -405,6 +405,30 @@ def test_e7_cells_rule(tmp_path, rows, outcome):
     assert verdict(tmp_path, "e7_cells", rows) == outcome
 
 
+@pytest.mark.parametrize(
+    "seq2seq_lstm, bahdanau_lstm, gate",
+    [
+        (13.0, 26.0, None),  # each family's LSTM above its own real_cpu floor (12 and 25)
+        (11.0, 30.0, "below the floor of (seq2seq 12, bahdanau 25) BLEU"),
+        (16.0, 24.0, "bahdanau_lstm 24.00"),  # the seq2seq floor is no floor for Bahdanau
+    ],
+)
+def test_e7_floor_is_per_family_at_real_cpu(tmp_path, seq2seq_lstm, bahdanau_lstm, gate):
+    lstm = {"seq2seq": seq2seq_lstm, "bahdanau": bahdanau_lstm}
+    for row in e7():
+        if row["config"]["model.cell"] == "lstm":
+            row["bleu"] = lstm[row["family"]]
+        for seed in SEEDS:
+            write_run(tmp_path / f"{row['variant']}_{seed}", experiment="e7_cells", seed=seed,
+                      scale="real_cpu", **row)  # fmt: skip
+    result = outcome_of(tmp_path, "e7_cells")
+    if gate is None:
+        assert not any("floor" in reason for reason in result.gates)
+    else:
+        assert result.outcome == NOT_TRAINED
+        assert any(gate in reason for reason in result.gates)
+
+
 # ---------------------------------------------------------------------------- the shared rule
 def _spec(answers: tuple[bool | None, ...], main: int = 0) -> ExperimentSpec:
     checks = tuple(

@@ -68,15 +68,39 @@ class Check:
 @dataclass(frozen=True)
 class QualityFloor:
     """The reference variants (every variant whose role has these items) must reach ``bleu``
-    at the runs' scale (mean over seeds) before any check counts."""
+    at the runs' scale (mean over seeds) before any check counts.
+
+    With ``by`` (a role key), a scale's floor may instead map each value of that key to its own
+    BLEU: E7's LSTM reference is a plain seq2seq in one family and an attention model in the
+    other, whose scores at one budget lie far apart."""
 
     reference: Mapping[str, Any]
-    bleu: Mapping[str, float]  # scale name -> BLEU
+    # scale name -> BLEU, or (with ``by``) -> {value of role[by] -> BLEU}
+    bleu: Mapping[str, float | Mapping[Any, float]]
     text: str  # the reference in words: "pre-LN with warmup, at every lr and depth"
+    by: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.by is None and any(isinstance(b, Mapping) for b in self.bleu.values()):
+            raise ValueError(f"quality floor of {self.text}: a floor per role value needs `by`")
 
     def describe(self) -> str:
-        floors = ", ".join(f"{b:g} at `{scale}`" for scale, b in self.bleu.items())
+        floors = ", ".join(f"{_floor_text(b)} at `{scale}`" for scale, b in self.bleu.items())
         return f"{self.text} reaches test BLEU {floors} (mean over seeds)"
+
+    def threshold(self, scale: str | None, role: Mapping[str, Any]) -> float | None:
+        """The floor a reference variant of this ``role`` must reach at ``scale`` (None: no
+        floor stated there)."""
+        floor = self.bleu.get(scale)
+        if isinstance(floor, Mapping):
+            return floor.get(role.get(self.by))
+        return floor
+
+
+def _floor_text(floor: float | Mapping[Any, float]) -> str:
+    if isinstance(floor, Mapping):
+        return "(" + ", ".join(f"{key} {b:g}" for key, b in floor.items()) + ")"
+    return f"{floor:g}"
 
 
 @dataclass(frozen=True)
@@ -231,17 +255,21 @@ def floor_shortfall(comparison: Comparison) -> str | None:
     scales = comparison.scales()
     if len(scales) != 1:
         return f"runs from scales {sorted(map(str, scales)) or 'not recorded'}: one scale needed"
-    bleu = comparison.floor_bleu()
-    if bleu is None:
-        return f"no quality floor is stated for scale `{next(iter(scales))}`"
+    scale = next(iter(scales))
+    if floor.bleu.get(scale) is None:
+        return f"no quality floor is stated for scale `{scale}`"
     references = comparison.select(**floor.reference)
     if not references:
         return f"no run of the reference ({floor.text})"
-    low = [v for v in references if v.bleu is None or v.bleu < bleu]
+    thresholds = {v.label: floor.threshold(scale, v.role) for v in references}
+    unstated = [label for label, bleu in thresholds.items() if bleu is None]
+    if unstated:
+        return f"no quality floor is stated for {unstated[0]} at scale `{scale}`"
+    low = [v for v in references if v.bleu is None or v.bleu < thresholds[v.label]]
     if not low:
         return None
     shown = ", ".join(f"{v.label} {'—' if v.bleu is None else f'{v.bleu:.2f}'}" for v in low)
-    return f"below the floor of {bleu:g} BLEU ({floor.text}): {shown}"
+    return f"below the floor of {_floor_text(floor.bleu[scale])} BLEU ({floor.text}): {shown}"
 
 
 @dataclass
@@ -281,12 +309,13 @@ class Comparison:
         """The scales the runs were made at (None: not recorded)."""
         return {run.scale for run in self.runs}
 
-    def floor_bleu(self) -> float | None:
-        """The spec's quality floor at the runs' scale (None: no floor or no single scale)."""
+    def floor_bleu(self, role: Mapping[str, Any] | None = None) -> float | None:
+        """The spec's quality floor at the runs' scale for a reference of ``role`` (None: no
+        floor, no single scale, or none stated for that role)."""
         scales, floor = self.scales(), self.spec.floor
         if floor is None or len(scales) != 1:
             return None
-        return floor.bleu.get(next(iter(scales)))
+        return floor.threshold(next(iter(scales)), role or {})
 
     def missing_settings(self) -> list[list[str]]:
         """The grid settings no finished run was made with (a run is made with a setting when

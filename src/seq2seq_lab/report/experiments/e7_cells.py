@@ -93,10 +93,15 @@ E7 = ExperimentSpec(
             _e7_gru_lstm,
         ),
     ),
+    # real_cpu, per family: E1's plain seq2seq (an LSTM, reversed source) reached 16.08 +/- 0.62
+    # in these 1,600 updates (three seeds, still rising), the Multi30k peers' LSTM 13.76, so
+    # 12 says it learned to translate; the attention family keeps E1's Bahdanau floor, 25.
+    # Set before E7's real_cpu grid ran.
     floor=QualityFloor(
         reference={"cell": "lstm"},
-        bleu={"cpu": 30.0, "real_cpu": 20.0, "full": 20.0},
+        bleu={"cpu": 30.0, "real_cpu": {"seq2seq": 12.0, "bahdanau": 25.0}, "full": 20.0},
         text="the LSTM, in every family",
+        by="family",
     ),
     contrasts=lambda c: [
         pair for _, rnn, gru, lstm in _e7_families(c) for pair in pair_up(lstm, [rnn, gru])
