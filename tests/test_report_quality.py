@@ -148,6 +148,15 @@ def test_every_family_with_a_target_has_candidates():
     assert {name.split("_")[0] for name in CANDIDATES} == set(quality.TARGETS)
 
 
+def _leaves(tree: dict, prefix: str):
+    """(dotted key, value) of every leaf of a nested dict: model.attention.scaled, True."""
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            yield from _leaves(value, f"{prefix}.{key}")
+        else:
+            yield f"{prefix}.{key}", value
+
+
 @pytest.mark.parametrize("name", CANDIDATES)
 def test_every_candidate_composes_into_the_30_minute_protocol_and_builds(name, tmp_path):
     cfg = compose_config("train", ["recipe=rnn_multi30k_cpu", f"recipe/rnn={name}"], tmp_path)
@@ -163,8 +172,8 @@ def test_every_candidate_composes_into_the_30_minute_protocol_and_builds(name, t
     # what the candidate writes is what the run gets (no group composed later overrides it)
     written = OmegaConf.load(Path(CONF_DIR) / "recipe" / "rnn" / f"{name}.yaml")
     for key in ("model", "optim", "data"):
-        for sub, value in (written.get(key) or {}).items():
-            assert cfg[key][sub] == value, f"{key}.{sub}"
+        for path, value in _leaves(OmegaConf.to_container(written).get(key) or {}, key):
+            assert OmegaConf.select(cfg, path) == value, path
     options = OmegaConf.to_container(cfg.model, resolve=True)
     options.pop("_target_")
     network = build_network(family, src_vocab_size=40, tgt_vocab_size=30, **options)
