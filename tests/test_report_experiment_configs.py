@@ -13,6 +13,8 @@ from omegaconf import OmegaConf
 from report_support import entropy_records, transformer_diagnostics
 
 from seq2seq_lab.checkpoint import family_of
+from seq2seq_lab.config import instantiate
+from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.report.experiments import SPECS
 from seq2seq_lab.report.grid import axes, compose_experiment, settings
 from seq2seq_lab.report.runs import Run
@@ -76,3 +78,19 @@ def test_every_job_of_the_grid_has_a_distinct_role_and_every_check_its_data(expe
     for check, finding in spec.verdict(comparison).findings:
         assert finding.holds is not None, (check.text, finding.detail)
     assert spec.contrasts(comparison), "the grid yields no contrast to test"
+
+
+@pytest.mark.parametrize("scale", ["smoke", "cpu", "real_cpu", "full"])
+@pytest.mark.parametrize("experiment", sorted(SPECS))
+def test_every_job_of_the_grid_builds_its_network_at_every_scale(experiment, scale, tmp_path):
+    """A grid that composes can still fail to build (E3's dot score once met the bidirectional
+    encoder of Luong's real_cpu size): every job's network is built at every scale, with a
+    small vocabulary (the sizes under test are the model's, not the embeddings')."""
+    base = [f"experiment={experiment}", f"scale={scale}"]
+    for job in settings(axes(compose_experiment(experiment, scale))):
+        cfg = compose_config("train", base + job, output_dir=tmp_path)
+        model = OmegaConf.to_container(cfg.model, resolve=True)
+        try:
+            instantiate(model, key="model", src_vocab_size=64, tgt_vocab_size=64)
+        except ConfigError as error:
+            pytest.fail(f"{' '.join(base + job)}: {error}")
