@@ -222,3 +222,32 @@ def test_a_run_continued_from_its_own_last_ckpt_pools_with_the_uninterrupted_one
     assert continued.config_differences() == []
     (other_start,) = group_variants([by_seed[1], by_seed[3]], lambda r: {})
     assert other_start.config_differences() == ["ckpt_path", "logger.csv.resume_from"]
+
+
+def test_reuse_from_growing_between_queue_passes_is_neither_swept_nor_a_setting(tmp_path):
+    """run_real.sh names the other grids present at each pass, so ``reuse_from`` grows
+    between passes: the rebuilt command lists their union once, and the runs still pool."""
+    (tmp_path / "multirun.yaml").write_text("hydra: {}\n")
+    pools = {1: ["a/runs"], 2: ["a/runs", "b/runs"], 3: ["a/runs", "b/runs"]}
+    for seed, pool in pools.items():
+        listed = ",".join(f"'{p}'" for p in pool)
+        write_run(
+            tmp_path / str(seed),
+            experiment="e",
+            variant="a",
+            family="seq2seq",
+            seed=seed,
+            overrides=[f"seed={seed}", "resume=true", f"reuse_from=[{listed}]"],
+            config={"reuse_from": pool, "resume": True},
+            bleu=1.0,
+        )
+    runs, _ = find_runs(tmp_path)
+    (command,) = sweep_commands(runs)
+    assert shlex.split(command.command)[3:] == [
+        "-m",
+        "resume=true",
+        "reuse_from=['a/runs','b/runs']",
+        "seed=1,2,3",
+    ]
+    (variant,) = group_variants(runs, lambda r: {})
+    assert variant.config_differences() == []

@@ -37,7 +37,7 @@ from seq2seq_lab.interruptions import SignalRecorder
 from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.results import write_results
 from seq2seq_lab.run_dir import check_run_dir, close_run_log, continuation, is_rank_zero
-from seq2seq_lab.run_reuse import adopt, find_identical
+from seq2seq_lab.run_reuse import POOLS_KEY, adopt, find_identical
 from seq2seq_lab.training.convergence import late_gain
 from seq2seq_lab.training.module import Seq2SeqModule, stop_cause
 from seq2seq_lab.training.precision import choose_precision
@@ -216,7 +216,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             log.info("%s: continuing from %s", run_dir, plan.ckpt_path)
             with open_dict(cfg):
                 cfg.ckpt_path = str(plan.ckpt_path)
-        elif (twin := find_identical(cfg, run_dir, list(cfg.get("reuse_from") or []))) is not None:
+        elif (twin := find_identical(cfg, run_dir, list(cfg.get(POOLS_KEY) or []))) is not None:
             log.info("%s: the identical run %s is reused (run_reuse.py)", run_dir, twin)
             record = adopt(twin, run_dir, _job_fields(cfg, run_dir))
             if is_rank_zero():

@@ -35,6 +35,11 @@ from seq2seq_lab.config import to_plain
 from seq2seq_lab.portable_paths import portable_path, portable_record
 from seq2seq_lab.results import FINISHED, read_results
 
+# The key naming where a queue job looks for an identical run. run_real.sh lists the other
+# grids that exist at each pass, so it grows between passes of one grid; it never changes a
+# run (an adopted run is the run this job would train), so reports neither count it as a
+# setting nor sweep over it.
+POOLS_KEY = "reuse_from"
 # The config keys that decide the trained weights and their test score.
 TRAINING = (
     "seed",

@@ -189,14 +189,16 @@ class Variant:
         directory is recorded alike by every run (``${paths.output_dir}/...``, see
         ``seq2seq_lab.portable_paths``), so it never differs; nor does a path there that only
         some runs set: ``ckpt_path`` (and the CSV logger's ``resume_from``) of a run continued
-        from its own last.ckpt after an interruption, the same setting continued."""
+        from its own last.ckpt after an interruption, the same setting continued. Nor does
+        ``reuse_from``, which grows between a queue's passes and never changes a run."""
         from seq2seq_lab.pipeline import flatten
+        from seq2seq_lab.run_reuse import POOLS_KEY
 
         flat = [(run, _without_own_paths(flatten(run.config))) for run in self.runs if run.config]
         keys = dict.fromkeys(k for _, f in flat for k in f)
         differing = []
         for key in keys:
-            if key == "seed" or key.startswith("paths."):
+            if key in ("seed", POOLS_KEY) or key.startswith("paths."):
                 continue
             values = {repr(f.get(key)) for run, f in flat if not _is_run_seed(key, f.get(key), run)}
             if len(values) > 1:

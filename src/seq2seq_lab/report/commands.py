@@ -6,7 +6,10 @@ swept; the swept keys take one value per job. So one sweep is rebuilt as
 
     python -m seq2seq_lab.train -m <common overrides> <key=v1,v2,...>
 
-and a run outside any sweep as ``python -m seq2seq_lab.train <its overrides>``.
+and a run outside any sweep as ``python -m seq2seq_lab.train <its overrides>``. The one key
+that may differ between the passes of one resumable queue without being swept, ``reuse_from``
+(the other grids' runs that existed at each pass), is written once as the union of its
+values: run with it, the sweep finds every run the passes reused.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seq2seq_lab.report.runs import Run
+from seq2seq_lab.run_reuse import POOLS_KEY
 
 ENTRY_POINT = "python -m seq2seq_lab.train"
 
@@ -44,6 +48,17 @@ def _quote(token: str) -> str:
     return shlex.quote(token)
 
 
+def _union_of_pools(values: list[str | None]) -> str:
+    """``reuse_from`` overrides of several passes -> one listing every directory, in order."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parsed = OverridesParser.create().parse_overrides(
+        [f"{POOLS_KEY}={v}" for v in values if v is not None]
+    )
+    pools = dict.fromkeys(str(p) for override in parsed for p in override.value())
+    return "[" + ",".join(f"'{p}'" for p in pools) + "]"
+
+
 def sweep_command(runs: Iterable[Run], multirun: bool = True) -> str:
     """The command line that runs ``runs`` (one sweep, or one run when ``multirun`` is
     False): keys with one value everywhere are written once, the others as a sweep."""
@@ -56,6 +71,8 @@ def sweep_command(runs: Iterable[Run], multirun: bool = True) -> str:
     swept = []
     for key in keys:
         values = list(dict.fromkeys(o.get(key) for o in parsed))
+        if key == POOLS_KEY and len(values) > 1:
+            values = [_union_of_pools(values)]
         if len(values) == 1:
             value = values[0]
             parts.append(_quote(key if value is None else f"{key}={value}"))
