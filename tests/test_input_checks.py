@@ -167,6 +167,14 @@ def test_eval_and_translate_decoding_overrides_are_checked_first(
         entry(cfg)
 
 
+def test_eval_refuses_bad_length_probe_joins_before_the_checkpoint(tmp_path):
+    cfg = compose_config(
+        "eval", [f"ckpt_path={tmp_path / 'nope.ckpt'}", "length_probe=[2,-1]"], tmp_path
+    )
+    with pytest.raises(ConfigError, match=r"^length_probe=\[2, -1\]: expected a list of pairs"):
+        evaluate(cfg)
+
+
 @pytest.mark.parametrize(
     "override,message",
     [

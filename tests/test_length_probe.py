@@ -15,7 +15,7 @@ from seq2seq_lab.analysis.length_probe import join_consecutive, length_probe, sc
 from seq2seq_lab.analysis.probe_rescore import rescore
 from seq2seq_lab.checkpoint import load_checkpoint
 from seq2seq_lab.errors import DataError
-from seq2seq_lab.pipeline import build_datamodule, train, translate_lines
+from seq2seq_lab.pipeline import build_datamodule, evaluate, train, translate_lines
 from seq2seq_lab.results import read_results, write_results
 
 SOURCES = ["a b", "c", "d e f", "g", "h i"]
@@ -107,6 +107,17 @@ def test_a_training_run_records_the_probe_of_its_tested_checkpoint(family, tmp_p
     written = (tmp_path / "length_probe" / "join-1.txt").read_text(encoding="utf-8")
     assert written.splitlines() == alone
     assert (tmp_path / "length_probe" / "join-3.txt").read_text().count("\n") == n // 3
+    # eval probes a finished run's checkpoint afterwards the same way (a grid trained without
+    # the probe): the same record and outputs as the probe at the end of training
+    out = tmp_path / "eval"
+    scored = evaluate(compose_config("eval", [f"ckpt_path={ckpt.path}", "length_probe=[1,3]"], out))
+    for key in ("joins", "bleu_by_length", "decoding", "split"):
+        assert scored["length_probe"][key] == probe[key]
+    recorded = json.loads((out / "eval_results.json").read_text())["length_probe"]
+    assert recorded["joins"] == probe["joins"]
+    for k in (1, 3):
+        name = f"length_probe/join-{k}.txt"
+        assert (out / name).read_text(encoding="utf-8") == (tmp_path / name).read_text("utf-8")
 
 
 def _old_run(run_dir, sources, hypotheses):

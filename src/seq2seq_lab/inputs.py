@@ -37,6 +37,23 @@ def check_train_inputs(cfg: DictConfig) -> ResumePoint | None:
     for key in ("val_decoding", "test_decoding"):
         DecodingSettings.from_config(to_plain(cfg.module[key]), f"module.{key}")
     DivergenceRule(**to_plain(cfg.module.divergence))
+    _check_joins(cfg)
+    if not cfg.get("ckpt_path"):
+        return None
+    return check_resume_point(cfg.ckpt_path, expected_family=family_of(to_plain(cfg.model)))
+
+
+def check_eval_inputs(cfg: DictConfig) -> None:
+    """``eval``: a ``ckpt_path`` given, the ``decoding.*`` overrides and the length probe's
+    joins valid (the checkpoint itself is checked as it is loaded, the first thing eval
+    does)."""
+    _require_checkpoint(cfg)
+    check_overrides(to_plain(cfg.get("decoding")) or {})
+    _check_joins(cfg)
+
+
+def _check_joins(cfg: DictConfig) -> None:
+    """``length_probe``: the numbers of consecutive test pairs to join, or [] for no probe."""
     joins = to_plain(cfg.get(PROBE, []))
     if not isinstance(joins, list) or not all(
         isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in joins
@@ -44,16 +61,6 @@ def check_train_inputs(cfg: DictConfig) -> ResumePoint | None:
         raise ConfigError(
             f"{PROBE}={joins}: expected a list of pairs to join (integers >= 1), or []"
         )
-    if not cfg.get("ckpt_path"):
-        return None
-    return check_resume_point(cfg.ckpt_path, expected_family=family_of(to_plain(cfg.model)))
-
-
-def check_eval_inputs(cfg: DictConfig) -> None:
-    """``eval``: a ``ckpt_path`` given, the ``decoding.*`` overrides valid (the checkpoint
-    itself is checked as it is loaded, the first thing eval does)."""
-    _require_checkpoint(cfg)
-    check_overrides(to_plain(cfg.get("decoding")) or {})
 
 
 def check_translate_inputs(cfg: DictConfig) -> None:

@@ -447,11 +447,16 @@ def evaluate(cfg: DictConfig) -> dict[str, Any]:
         "versions": versions(),
         "hardware": hardware(),
     }
-    write_results(out_dir / "eval_results.json", results)
     print(
         f"{test['split']}: BLEU {test['bleu']:.2f}  chrF {test['chrf']:.2f}  "
         f"TER {test['ter']:.2f}  ({test['sentences']} sentences, {ckpt.family})"
     )
+    if cfg.get(PROBE):  # a finished run's checkpoint on inputs longer than training
+        results[PROBE] = run_length_probe(module, datamodule, list(cfg[PROBE]), out_dir)
+        joins = results[PROBE]["joins"]
+        print(f"{PROBE} (greedy), BLEU by pairs joined: " + "  ".join(
+            f"{k}: {joins[k]['bleu']:.2f}" for k in joins))  # fmt: skip
+    write_results(out_dir / "eval_results.json", results)
     return results
 
 
