@@ -14,7 +14,8 @@
 # checkpoints, see .gitignore); report: experiments/e1_attention/results-quality/quality.md;
 # one line per pass in its wall_time.txt. Two runs side by side with one thread each (JOBS=2),
 # as in the real_cpu grids: a candidate's 30 minutes are those of one of two jobs on the
-# 2-core machine. A pass cut by MINUTES leaves its runs "interrupted": the next continues them
+# 2-core machine (JOBS=1 THREADS=1 runs one candidate at a time on one core while a grid of
+# run_real.sh has the other). A pass cut by MINUTES leaves its runs "interrupted": the next continues them
 # from last.ckpt with the wall clock they had left (Lightning's Timer is checkpointed).
 # The budget is the wall clock, so every run must train on one kind of CPU: a pass on a machine
 # whose CPU (model and instruction sets) is not the finished runs' stops before it starts
@@ -24,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source experiments/python.sh
 JOBS=${JOBS:-2}
-THREADS=$(( JOBS > 1 ? 1 : 2 ))
+THREADS=${THREADS:-$(( JOBS > 1 ? 1 : 2 ))}
 out=${OUT:-experiments/e1_attention/results-quality}
 read -r -a EXTRA <<< "${OVERRIDES:-}"
 candidates=$(find conf/recipe/rnn -name '*.yaml' -printf '%f\n' | sed 's/\.yaml$//' | sort | paste -sd, -)
