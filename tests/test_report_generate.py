@@ -268,6 +268,64 @@ def test_one_heatmap_per_model_is_copied(generated):
     assert "No heatmap for " + ", ".join(f"**{v}**" for v in without) + ": " in markdown
 
 
+def test_a_heatmap_is_kept_while_its_run_is_compared_and_removed_with_it(tmp_path):
+    """A clone that did not make a run lacks its images (they are not committed): the report's
+    earlier copy stays, attributed to that run, until the run leaves the comparison."""
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    for num, (variant, heatmap) in enumerate([("bahdanau", True), ("luong", True)]):
+        write_run(
+            runs / str(num),
+            experiment="e1_attention",
+            variant=variant,
+            family=variant,
+            bleu=20.0,
+            heatmap=heatmap,
+        )
+    heatmaps = out / "e1_attention" / "heatmaps"
+    generate_report(runs, out)
+    first = (out / "e1_attention" / "report.md").read_text()
+    sources = json.loads((heatmaps / "sources.json").read_text())
+    assert sources["bahdanau.png"] == {
+        "variant": "bahdanau",
+        "run": "../../runs/0",
+        "seed": 1,
+        "source": "attention/step0000010/val0.png",
+    }
+    (heatmaps / "stale.png").write_bytes(PNG)  # a model no longer compared
+
+    # the other clone: no run images, the same runs
+    for image in runs.glob("*/attention/*/*.png"):
+        image.unlink()
+    generated = generate_report(runs, out)
+    (report,) = [r for r in generated.reports if r.name == "e1_attention"]
+    assert [(h.variant, h.kept, h.seed) for h in report.figures.heatmaps] == [
+        ("bahdanau", True, 1),
+        ("luong", True, 1),
+    ]
+    assert sorted(p.name for p in heatmaps.iterdir()) == [
+        "bahdanau.png",
+        "luong.png",
+        "sources.json",
+    ]
+    assert json.loads((heatmaps / "sources.json").read_text()) == sources
+    # the report reads the same in both clones
+    assert report.path.read_text() == first
+    assert "**bahdanau** (seed 1, `attention/step0000010/val0.png`)" in first
+
+    # the Luong run is gone: its copy goes with it, and the report names the model as without
+    import shutil
+
+    shutil.rmtree(runs / "1")
+    write_run(
+        runs / "2", experiment="e1_attention", variant="luong", family="luong", seed=2, bleu=20.0
+    )
+    generated = generate_report(runs, out)
+    (report,) = [r for r in generated.reports if r.name == "e1_attention"]
+    assert [h.variant for h in report.figures.heatmaps] == ["bahdanau"]
+    assert not (heatmaps / "luong.png").exists()
+    assert "No heatmap for **luong**" in report.path.read_text()
+
+
 def test_a_report_that_cannot_be_built_is_listed_and_the_others_are_written(tmp_path, monkeypatch):
     from seq2seq_lab.report import experiments
     from seq2seq_lab.report.spec import Check

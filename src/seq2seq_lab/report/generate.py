@@ -75,11 +75,11 @@ def write_runs_csv(comparison: Comparison, root: Path, path: Path) -> Path:
 
 
 def clear_outputs(out_dir: Path) -> None:
-    """Remove what an earlier report wrote here (PNGs, heatmaps, report.md, runs.csv,
-    verdict.json), so a figure the runs no longer support does not linger; nothing else is
-    touched."""
+    """Remove what an earlier report wrote here (PNGs, report.md, runs.csv, verdict.json), so a
+    figure the runs no longer support does not linger; nothing else is touched. The heatmaps
+    are left to ``figures.copy_heatmaps``, which keeps a copy while its run is still compared."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    stale = [*out_dir.glob("*.png"), *out_dir.glob("heatmaps/*.png")]
+    stale = list(out_dir.glob("*.png"))
     stale += [out_dir / "report.md", out_dir / "runs.csv", out_dir / SUMMARY_FILE]
     for path in stale:
         path.unlink(missing_ok=True)

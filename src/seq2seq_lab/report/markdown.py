@@ -374,6 +374,7 @@ def heatmaps_section(figures: Figures, out_dir: Path) -> list[str]:
     )
     lines.append("")
     for heatmap in figures.heatmaps:
+        # a kept copy reads as a fresh one: the report must not depend on the clone it ran in
         lines.append(f"**{heatmap.variant}** (seed {heatmap.seed}, `{heatmap.source}`)")
         lines.append("")
         lines.append(f"![{heatmap.variant}]({relative(heatmap.path, out_dir)})")
@@ -385,7 +386,7 @@ def heatmaps_section(figures: Figures, out_dir: Path) -> list[str]:
             "No heatmap for " + ", ".join(f"**{v}**" for v in figures.without_heatmap) + ": "
             f"{'its' if len(figures.without_heatmap) == 1 else 'their'} runs hold no attention "
             "image here (a model without attention draws none; run images are not committed, so "
-            "runs made in another clone have none)."
+            "runs made in another clone have none unless an earlier report here kept a copy)."
         )
         lines.append("")
     return lines
