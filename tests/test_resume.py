@@ -281,6 +281,26 @@ def test_stop_and_continue_from_last_ckpt_equals_the_uninterrupted_run(
     _assert_same_run(tmp_path / "run", tmp_path / "full", full["training"]["steps"], resumed_at)
 
 
+@pytest.mark.slow
+def test_a_run_continued_after_its_time_was_spent_keeps_its_train_time(tmp_path, cache_dir):
+    # a run cut by the session after its max_time was spent (while testing) is continued:
+    # Lightning trains no further, and the time trained before still counts
+    stopped = _run(tmp_path / "run", cache_dir, "seed=1", "trainer.max_steps=6", "test=false")
+    last = tmp_path / "run" / "checkpoints" / "last.ckpt"
+    resumed = _run(
+        tmp_path / "run",
+        cache_dir,
+        "seed=1",
+        "trainer.max_steps=40",
+        "trainer.max_time=00:00:00:00",
+        f"ckpt_path={last}",
+    )
+    assert resumed["training"]["steps"] == stopped["training"]["steps"]
+    earlier = resumed["timing"]["earlier_segments_seconds"]
+    assert 0 < earlier <= stopped["timing"]["train_seconds"]
+    assert resumed["timing"]["train_seconds"] >= earlier
+
+
 def _loader_position(checkpoint: Path) -> tuple[int, int]:
     """(global step, batches of the current epoch done) of a checkpoint."""
     raw = torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True)

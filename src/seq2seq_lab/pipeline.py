@@ -100,10 +100,14 @@ def earlier_segments_seconds(trainer: L.Trainer) -> float:
 
         earlier = Timer.time_elapsed("train") - (this segment's train end - its start)
 
-    (the work after that checkpoint, lost at the interruption, is counted once: when redone)."""
+    (the work after that checkpoint, lost at the interruption, is counted once: when redone).
+    A run whose max_time was already spent when its last.ckpt was written trains no further
+    (Lightning stops it before training starts): all its time is earlier."""
     timer = next(c for c in trainer.callbacks if isinstance(c, Timer))
     start, end = timer.start_time("train"), timer.end_time("train")
-    if start is None or end is None:
+    if start is None:
+        return timer.time_elapsed("train")  # the restored time alone
+    if end is None:
         return 0.0
     return max(0.0, timer.time_elapsed("train") - (end - start))
 
