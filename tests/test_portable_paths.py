@@ -15,7 +15,7 @@ from report_support import corpus, translate, write_run
 
 from seq2seq_lab.config import REPOSITORY
 from seq2seq_lab.pipeline import train
-from seq2seq_lab.portable_paths import portable_path, portable_record
+from seq2seq_lab.portable_paths import portable_path, portable_record, relative
 from seq2seq_lab.report.generate import generate_report
 
 SIBLING_DATA = REPOSITORY.parent / "shared" / "data" / "multi30k"  # beside the checkout
@@ -85,6 +85,17 @@ def test_a_directory_named_through_a_symbolic_link_is_recognised(places, tmp_pat
     link = tmp_path / "link"
     link.symlink_to(places["run"])
     assert name(link / "csv", places) == "${paths.output_dir}/csv"
+
+
+def test_a_link_is_relative_posix_and_sees_through_symbolic_links(tmp_path):
+    run = tmp_path / "results" / "runs" / "3"
+    report = tmp_path / "results" / "e3"
+    run.mkdir(parents=True)
+    report.mkdir()
+    assert relative(run, report) == "../runs/3"
+    assert relative(report / "heatmaps" / "a.png", report) == "heatmaps/a.png"
+    (tmp_path / "alias").symlink_to(tmp_path / "results")
+    assert relative(tmp_path / "alias" / "runs" / "3", report) == "../runs/3"
 
 
 def test_a_record_names_every_path_by_where_it_is(tmp_path):

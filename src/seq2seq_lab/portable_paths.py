@@ -19,6 +19,9 @@ these that applies (:func:`portable_path`):
 A relative path (``data.root=../shared/data/multi30k`` as typed) holds nothing of the machine
 and is kept as given; so is free text (an error message). A path is compared with a directory
 both as written and with symbolic links resolved.
+
+A link a report writes (a run's folder, an image) is relative to the report's folder
+(:func:`relative`), so it holds in every clone.
 """
 
 from __future__ import annotations
@@ -105,6 +108,16 @@ def portable_record(results: dict[str, Any], run_dir: str | Path | None = None) 
             override(o) if isinstance(o, str) else o for o in results["overrides"] or []
         ]
     return {k: portable[k] for k in results}  # the record's own order
+
+
+def relative(path: Path, start: Path) -> str:
+    """``path`` relative to the directory ``start``, as POSIX: a link or image a report
+    writes, which holds in every clone of the repository (GitHub resolves relative links).
+    As given where no relative path exists (another drive on Windows)."""
+    try:
+        return Path(os.path.relpath(Path(path).resolve(), Path(start).resolve())).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
 
 
 def _absolute(*paths: Any) -> list[str]:

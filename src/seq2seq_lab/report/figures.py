@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from seq2seq_lab.portable_paths import relative
 from seq2seq_lab.report.plots import slug
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Comparison, ExperimentSpec
@@ -87,7 +87,7 @@ def own_heatmap(variant: str, run: Run, target: Path, out_dir: Path) -> Heatmap 
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(image, target)
     source = image.relative_to(run.path).as_posix()
-    return Heatmap(variant, run.seed, source, target, relative_run(run, out_dir))
+    return Heatmap(variant, run.seed, source, target, relative(run.path, out_dir))
 
 
 def kept_heatmap(
@@ -99,11 +99,6 @@ def kept_heatmap(
     if (out_dir / str(entry.get("run", ""))).resolve() != run.path.resolve():
         return None
     return Heatmap(variant, run.seed, str(entry.get("source")), target, entry["run"], kept=True)
-
-
-def relative_run(run: Run, out_dir: Path) -> str:
-    # relative, so the record holds in every clone of the repository
-    return Path(os.path.relpath(run.path.resolve(), out_dir.resolve())).as_posix()
 
 
 def read_sources(directory: Path) -> dict[str, dict]:

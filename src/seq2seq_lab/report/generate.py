@@ -19,10 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from seq2seq_lab.portable_paths import relative
 from seq2seq_lab.report.assessment import Assessment, assess
 from seq2seq_lab.report.experiments import READERS
 from seq2seq_lab.report.figures import Figures, draw_figures
-from seq2seq_lab.report.markdown import experiment_markdown, index_markdown, relative
+from seq2seq_lab.report.markdown import experiment_markdown, index_markdown
 from seq2seq_lab.report.runs import Run, Unreadable, find_runs
 from seq2seq_lab.report.spec import Comparison, ExperimentSpec
 from seq2seq_lab.report.summary import SUMMARY_FILE, write_summary

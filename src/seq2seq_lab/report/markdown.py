@@ -6,13 +6,12 @@ every image from the :class:`Figures` drawn beside report.md.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from seq2seq_lab.portable_paths import portable_path
+from seq2seq_lab.portable_paths import portable_path, relative
 from seq2seq_lab.report.aggregate import MeanStd, Variant, mean_std, status_counts
 from seq2seq_lab.report.assessment import Assessment
 from seq2seq_lab.report.evidence import P_SIGNIFICANT, RESAMPLES, format_p
@@ -491,11 +490,3 @@ def index_markdown(
         lines += [f"- `{relative(u.path, root)}`: {_first_line(u.reason)}" for u in unreadable]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
-
-
-def relative(path: Path, start: Path) -> str:
-    """A relative POSIX path (GitHub resolves relative links and images)."""
-    try:
-        return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
-    except ValueError:  # another drive on Windows
-        return path.as_posix()

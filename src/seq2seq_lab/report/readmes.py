@@ -16,7 +16,6 @@ the markers (committed results) is hand-written and left alone.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from seq2seq_lab.config import CONF_DIR, REPOSITORY
+from seq2seq_lab.portable_paths import relative
 from seq2seq_lab.report.experiments import READERS, SPECS
 from seq2seq_lab.report.grid import SEED, Axis, axes, compose_experiment, seeds, settings
 from seq2seq_lab.report.markdown import finding_lines, table, training_budget
@@ -193,7 +193,7 @@ def verdict_block(experiments: Path, readme_dir: Path) -> str:
             short = spec.title.split(":")[0] if spec.reads else spec.title.split()[0]
             folder = report.parent.parent.name
             title = spec.title if i == 0 else f"{short} on {folder.removeprefix('results-')}"
-            link = f"[{title}]({os.path.relpath(report, readme_dir)})"
+            link = f"[{title}]({relative(report, readme_dir)})"
             if not report.is_file():
                 link = title
             published = spec.published if i == 0 else "as above"
