@@ -32,6 +32,7 @@ def run(
     test: float,
     status: str = "completed",
     cpu: tuple[str, list[str]] = XEON,
+    validations: list[list[float]] | None = None,
 ):
     family = name.split("_")[0]
     write_run(
@@ -44,6 +45,7 @@ def run(
         bleu=test,
         best_val_bleu=val,
         cpu=cpu,
+        validations=validations,
     )
 
 
@@ -77,6 +79,30 @@ def test_a_target_is_met_by_the_mean_over_all_three_seeds(tmp_path, tests, verdi
     [row] = quality.quality_rows(runs_of(tmp_path), {"bahdanau": "bahdanau_a"})
     assert row[-1] == verdict
     assert row[2].startswith(f"{sum(tests) / len(tests):.2f}")
+
+
+def test_each_row_says_how_much_validation_still_rose_at_the_budgets_end(tmp_path):
+    # late gain = best BLEU - best BLEU up to 3/4 of the last validated update (1,500 of 2,000)
+    rising = [[500, 4.0], [1000, 9.0], [1500, 11.0], [2000, 13.5]]  # +2.5: still improving
+    flat = [[500, 20.0], [1000, 30.0], [1500, 33.0], [2000, 33.2]]  # +0.2: stopped
+    run(tmp_path, "seq2seq_a", 1, val=13.5, test=14.0, validations=rising)
+    run(
+        tmp_path,
+        "seq2seq_a",
+        2,
+        val=13.5,
+        test=14.0,
+        validations=[[v[0], v[1] - 0.5] for v in rising],
+    )
+    run(tmp_path, "bahdanau_a", 1, val=33.2, test=35.0, validations=flat)
+    runs = runs_of(tmp_path)
+    chosen = quality.select(runs)
+    rows = {row[0]: row for row in quality.quality_rows(runs, chosen)}
+    assert rows["plain LSTM seq2seq"][6] == "2.50 ± 0.00"
+    assert rows["Bahdanau"][6] == "0.20"
+    search = {row[1]: row for row in quality._search_rows(runs, chosen)}
+    assert search["`seq2seq_a`"][6] == "+2.50"
+    assert "still improving when its budget ended" in quality.quality_markdown(runs)
 
 
 def test_the_report_names_the_choice_and_leaves_other_experiments_out(tmp_path):
@@ -130,11 +156,11 @@ def test_the_report_names_each_runs_cpu(tmp_path):
     run(tmp_path, "seq2seq_b", 1, val=10.0, test=12.0, cpu=EPYC)
     report = quality.quality_markdown(runs_of(tmp_path))
     [row] = quality.quality_rows(runs_of(tmp_path), {"seq2seq": "seq2seq_a"})
-    assert row[6] == (
+    assert row[7] == (
         "Intel(R) Xeon(R) Processor (AMX-BF16, AVX512-BF16, AVX512, AVX2); "
         "AMD EPYC (AVX512-BF16, AVX512, AVX2)"
     )
-    assert "| `seq2seq_b` | completed | 100 | 1.0 | 10.00 | AMD EPYC (AVX512-BF16" in report
+    assert "| `seq2seq_b` | completed | 100 | 1.0 | 10.00 | — | AMD EPYC (AVX512-BF16" in report
 
 
 def test_select_prints_one_candidate_per_family(tmp_path, capsys):

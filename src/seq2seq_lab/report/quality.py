@@ -37,6 +37,7 @@ from seq2seq_lab.errors import UserError
 from seq2seq_lab.report.aggregate import mean_std
 from seq2seq_lab.report.markdown import cpu_description, hardware, software, table, training_budget
 from seq2seq_lab.report.runs import Run, find_runs
+from seq2seq_lab.training.convergence import CONVERGED_GAIN
 
 EXPERIMENT = "rnn_multi30k_cpu"  # the recipe's experiment_name: the runs this report reads
 TARGETS = {"bahdanau": 36.0, "luong": 34.0, "seq2seq": 20.0}  # test2016 BLEU, issue 18
@@ -128,6 +129,7 @@ def _search_rows(runs: Sequence[Run], chosen: dict[str, str]) -> list[list[str]]
                 f"{run.steps:,}" if run.steps is not None else "—",
                 f"{minutes:.1f}" if minutes is not None else "—",
                 f"{score:.2f}" if score is not None else "—",
+                f"{gain:+.2f}" if (gain := run.late_val_gain) is not None else "—",
                 run_cpu(run),
                 mark,
             ]
@@ -163,6 +165,7 @@ def quality_rows(runs: Sequence[Run], chosen: dict[str, str]) -> list[list[str]]
                 per_seed or "—",
                 mean_std(r.steps for r in mine).format(0),
                 mean_std(_minutes(r) for r in mine).format(1),
+                mean_std(r.late_val_gain for r in mine).format(2),
                 "; ".join(cpus(mine)) or "—",
                 f"{target:g}" if target is not None else "—",
                 verdict,
@@ -200,6 +203,7 @@ def quality_markdown(runs: Sequence[Run]) -> str:
                 "per seed",
                 "updates",
                 "minutes of training",
+                "val gain, last quarter",
                 "CPU",
                 "target",
                 "target met",
@@ -208,6 +212,11 @@ def quality_markdown(runs: Sequence[Run]) -> str:
         )
         if chosen
         else "No candidate has finished yet.",
+        "",
+        "Val gain, last quarter: how much the best validation BLEU rose over the last quarter "
+        "of the run's updates (`seq2seq_lab/training/convergence.py`); at "
+        f"{CONVERGED_GAIN:g} or more the run was still improving when its budget ended: a "
+        "target missed there was missed within the budget, not at the recipe's limit.",
         "",
         f"## Search (seed {SEARCH_SEED}), chosen on validation",
         "",
@@ -219,6 +228,7 @@ def quality_markdown(runs: Sequence[Run]) -> str:
                 "updates",
                 "minutes of training",
                 "best val BLEU (greedy)",
+                "val gain, last quarter",
                 "CPU",
                 "",
             ],
