@@ -13,7 +13,8 @@ import pytest
 from conftest import REPO
 from omegaconf import OmegaConf
 
-from seq2seq_lab.report import readmes
+from seq2seq_lab.errors import UserError
+from seq2seq_lab.report import quality, readmes
 from seq2seq_lab.report.experiments import SPECS
 from seq2seq_lab.report.spec import ExperimentSpec
 
@@ -31,12 +32,13 @@ def test_committed_readme_blocks_match_the_specs_and_configs(rendered):
 def test_every_link_in_a_generated_block_resolves(rendered):
     blocks = 0
     for path, text in rendered.items():
-        for pattern in (readmes.BLOCK, readmes.TABLE_BLOCK):
+        for pattern in (readmes.BLOCK, readmes.TABLE_BLOCK, readmes.QUALITY_BLOCK):
             for block in (m.group(0) for m in pattern.finditer(text)):
                 blocks += 1
                 for target in re.findall(r"\]\(([^)#]+)\)", block):
                     assert (path.parent / target).exists(), (path, target)
-    assert blocks == len(SPECS) + 3  # one per experiment, the index, two verdict tables
+    # one per experiment, the index, two verdict tables, two quality tables
+    assert blocks == len(SPECS) + 5
 
 
 def test_a_changed_check_makes_the_committed_block_stale(monkeypatch):
@@ -79,6 +81,24 @@ def test_rewriting_replaces_only_the_block_and_check_reports_stale(tmp_path, mon
     index = (tmp_path / "README.md").read_text()  # created: the index and the verdict table
     assert readmes.BEGIN in index and readmes.TABLE_BEGIN in index
     assert readmes.main(["--experiments", str(tmp_path), "--check"]) == 0
+
+
+def test_the_quality_table_is_copied_from_its_report_only_where_its_markers_stand(tmp_path):
+    report = tmp_path / readmes.QUALITY_REPORT
+    report.parent.mkdir(parents=True)
+    table = "| model | test BLEU |\n|---|---|\n| Luong | 34.17 |\n\nVal gain, last quarter: ..."
+    report.write_text(f"# title\n\n{quality.TABLE_HEADING}\n\n{table}\n\n## Search\n\n| x |\n")
+    block = readmes.quality_block(report, tmp_path)
+    assert block.startswith(readmes.QUALITY_BEGIN) and block.endswith(readmes.QUALITY_END)
+    assert f"\n{table}\n" in block and "## Search" not in block  # the table section only
+    assert f"]({readmes.QUALITY_REPORT.as_posix()})" in block  # linked from the README's folder
+    assert "Not run yet" in readmes.quality_block(tmp_path / "none.md", tmp_path)
+    report.write_text("# an old report without the table's heading\n")
+    with pytest.raises(UserError, match="quality.md: no line '## Quality table"):
+        readmes.quality_block(report, tmp_path)
+    # the committed READMEs carry the committed report's table
+    committed = readmes.quality_block(REPO / "experiments" / readmes.QUALITY_REPORT, REPO)
+    assert committed.split("\n", 2)[2] in (REPO / "README.md").read_text()
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))

@@ -45,6 +45,7 @@ FAMILY_NAMES = {"bahdanau": "Bahdanau", "luong": "Luong", "seq2seq": "plain LSTM
 SEARCH_SEED = 1
 SEEDS = (1, 2, 3)
 REPORT = "quality.md"
+TABLE_HEADING = "## Quality table (test2016 BLEU of the chosen recipe, beam 5)"
 
 
 def candidates() -> list[str]:
@@ -193,7 +194,7 @@ def quality_markdown(runs: Sequence[Run]) -> str:
         f"- **Hardware:** {hardware(runs)}",
         f"- **Software:** {software(runs)}",
         "",
-        "## Quality table (test2016 BLEU of the chosen recipe, beam 5)",
+        TABLE_HEADING,
         "",
         table(
             [
