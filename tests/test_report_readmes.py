@@ -83,7 +83,7 @@ def test_rewriting_replaces_only_the_block_and_check_reports_stale(tmp_path, mon
     assert readmes.main(["--experiments", str(tmp_path), "--check"]) == 0
 
 
-def test_the_quality_table_is_copied_from_its_report_only_where_its_markers_stand(tmp_path):
+def test_the_quality_block_is_the_reports_table_section_and_names_a_stale_report(tmp_path):
     report = tmp_path / readmes.QUALITY_REPORT
     report.parent.mkdir(parents=True)
     table = "| model | test BLEU |\n|---|---|\n| Luong | 34.17 |\n\nVal gain, last quarter: ..."
