@@ -1,10 +1,10 @@
-"""The across-seed test every verdict reads (report/evidence.py): Welch's t over seeds when
-the test outputs are not there, the bootstrap term of test-set sampling when they are, and the
-words the checks use (clearly better, about equal)."""
+"""The across-seed test every verdict reads (report/evidence.py): paired by seed where the seeds
+pair, Welch's seed term where they do not, the test-sentence term that seeds cannot show, and
+degrees of freedom that never make the test less conservative when a variance source is
+added; validated by simulation."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +13,7 @@ from report_support import corpus, translate, write_run
 from scipy import stats
 
 from seq2seq_lab.report.aggregate import group_variants
-from seq2seq_lab.report.evidence import Difference, difference
+from seq2seq_lab.report.evidence import TEST_BLEU, Difference, combine, difference, level
 from seq2seq_lab.report.runs import find_runs
 
 
@@ -21,54 +21,86 @@ def variants(tmp_path: Path, rows: dict[str, list[dict]]):
     """{label: [write_run kwargs per seed]} -> {label: Variant}."""
     for label, seeds in rows.items():
         for seed, kwargs in enumerate(seeds, 1):
-            write_run(tmp_path / f"{label}_{seed}", experiment="x", variant=label,
-                      family="bahdanau", seed=seed, **kwargs)  # fmt: skip
+            kwargs = {"seed": seed, "bleu_only": True, **kwargs}
+            write_run(tmp_path / f"{label}_{kwargs['seed']}", experiment="x", variant=label,
+                      family="bahdanau", **kwargs)  # fmt: skip
     runs, _ = find_runs(tmp_path)
     return {v.label: v for v in group_variants(runs, lambda r: {"v": r.variant})}
 
 
-def seed_se(d: Difference) -> float:
-    """The Welch standard error of the two seed means alone."""
-    return math.sqrt(sum(np.var(s, ddof=1) / len(s) for s in (d.baseline_scores, d.system_scores)))
-
-
-def test_without_test_outputs_it_is_welchs_t_test(tmp_path):
+def test_same_seeds_are_paired_as_a_paired_t_test(tmp_path):
     a, b = [20.1, 20.9, 19.4], [23.0, 21.8, 24.1]
     found = variants(tmp_path, {"a": [{"bleu": x} for x in a], "b": [{"bleu": x} for x in b]})
     d = difference(found["a"], found["b"])
-    welch = stats.ttest_ind(b, a, equal_var=False)
-    assert not d.test_sampling
-    assert d.delta == pytest.approx(np.mean(b) - np.mean(a))
-    assert d.p == pytest.approx(welch.pvalue)
-    interval = welch.confidence_interval(0.95)
+    paired = stats.ttest_rel(b, a)
+    assert d.paired and not d.test_sampling
+    assert d.p == pytest.approx(paired.pvalue)
+    interval = paired.confidence_interval(0.95)
     assert (d.low, d.high) == (pytest.approx(interval.low), pytest.approx(interval.high))
 
 
-def test_test_set_sampling_widens_the_interval(tmp_path):
+def test_pairing_removes_what_the_seeds_share(tmp_path):
+    """Seed 2 low in both variants: unpaired the spread hides a steady +1, paired it does not."""
+    a, b = [25.0, 20.0, 30.0], [26.0, 21.1, 30.9]
+    found = variants(tmp_path, {"a": [{"bleu": x} for x in a], "b": [{"bleu": x} for x in b]})
+    d = difference(found["a"], found["b"])
+    assert d.paired and d.p < 0.01
+    welch = stats.ttest_ind(b, a, equal_var=False)
+    assert welch.pvalue > 0.5
+
+
+def test_other_seeds_are_welchs_t_test(tmp_path):
+    a, b = [20.1, 20.9, 19.4], [23.0, 21.8, 24.1]
+    rows = {
+        "a": [{"bleu": x, "seed": s} for x, s in zip(a, (1, 2, 3))],
+        "b": [{"bleu": x, "seed": s} for x, s in zip(b, (4, 5, 6))],
+    }
+    d = difference(*variants(tmp_path, rows).values())
+    welch = stats.ttest_ind(b, a, equal_var=False)
+    assert not d.paired
+    assert d.p == pytest.approx(welch.pvalue)
+
+
+def test_a_steady_sentence_by_sentence_difference_widens_the_interval(tmp_path):
+    """Variant a fails on long sentences with every seed: another test set would hold other
+    long sentences, which seeds cannot show, so the test-sentence term is counted."""
     sources, references = corpus(n=150)
     rows = {
         name: [
-            {"texts": (sources, references, translate(references, rate, seed=10 * i + seed))}
-            for seed in (1, 2, 3)
+            {"texts": (sources, references, translate(references, 0.3, 10 * i + s, penalty))}
+            for s in (1, 2, 3)
         ]
-        for i, (name, rate) in enumerate((("a", 0.45), ("b", 0.3)))
+        for i, (name, penalty) in enumerate((("a", 0.02), ("b", 0.0)))
     }
     found = variants(tmp_path, rows)
     d = difference(found["a"], found["b"])
-    assert d.test_sampling
-    assert d.se > seed_se(d) * 1.01  # the bootstrap term adds to the seed term
+    assert d.test_sampling and d.test_var > 0
+    assert d.se > np.sqrt(d.seed_var) * 1.01
     assert d.delta > 0 and d.p < 0.05
 
 
+def test_independent_errors_add_no_test_sentence_term(tmp_path):
+    """Each seed's errors fall on other words: the seeds' spread already holds them."""
+    sources, references = corpus(n=150)
+    rows = {
+        name: [
+            {"texts": (sources, references, translate(references, rate, seed=10 * i + s))}
+            for s in (1, 2, 3)
+        ]
+        for i, (name, rate) in enumerate((("a", 0.35), ("b", 0.3)))
+    }
+    d = difference(*variants(tmp_path, rows).values())
+    assert d.test_sampling and d.test_var < 0.05 * d.seed_var
+
+
 def test_the_resamples_are_paired_across_variants(tmp_path):
-    """Two variants with the same outputs: every resample gives both the same BLEU."""
+    """Two variants with the same outputs: the test-sentence term is exactly 0."""
     sources, references = corpus(n=80)
     hyps = [translate(references, 0.3, seed=s) for s in (1, 2, 3)]
     rows = {name: [{"texts": (sources, references, h)} for h in hyps] for name in ("a", "b")}
     found = variants(tmp_path, rows)
     d = difference(found["a"], found["b"])
-    assert d.test_sampling and d.delta == 0 and d.p == 1.0
-    assert d.se == pytest.approx(seed_se(d))  # the bootstrap term is exactly 0
+    assert d.test_sampling and d.delta == 0 and d.p == 1.0 and d.test_var == 0
 
 
 def test_a_diverged_run_without_outputs_counts_zero(tmp_path):
@@ -87,23 +119,72 @@ def test_a_diverged_run_without_outputs_counts_zero(tmp_path):
 def test_a_failed_run_counts_nowhere(tmp_path):
     rows = {"a": [{"bleu": 20.0}, {"bleu": 21.0}], "b": [{"bleu": 25.0}, {"status": "failed"}]}
     d = difference(*variants(tmp_path, rows).values())
-    assert d.system_scores == (25.0,)
+    assert d.system_scores == (25.0,) and not d.paired
 
 
-def _difference(delta: float, low: float, high: float, p: float) -> Difference:
-    return Difference("a", "b", (0.0,), (delta,), delta, 1.0, 4.0, p, low, high, False)
+def _made(seed_var: float, seed_df: float, test_var: float | None, sentences: int = 40):
+    return Difference(
+        "a", "b", "test BLEU", (0.0,) * 3, (1.0,) * 3, True, 1.0, seed_var, seed_df,
+        test_var, sentences, True,
+    )  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "d, clearly, equal",
-    [
-        (_difference(3.0, 1.0, 5.0, 0.01), True, False),
-        (_difference(3.0, -1.0, 7.0, 0.2), False, False),  # large but not significant
-        (_difference(1.5, 0.5, 2.5, 0.01), False, False),  # significant but below CLEAR
-        (_difference(0.2, -0.8, 1.2, 0.6), False, False),  # interval leaves ±1
-        (_difference(0.2, -0.6, 0.9, 0.6), False, True),
-    ],
-)
-def test_the_words_of_the_checks(d, clearly, equal):
-    assert d.clearly_better(2.0) is clearly
-    assert d.about_equal(1.0) is equal
+@pytest.mark.parametrize("seed_var", [0.05, 0.2, 1.0, 4.0])
+@pytest.mark.parametrize("test_var", [0.001, 0.02, 0.1, 0.5, 2.0, 10.0])
+def test_adding_a_variance_source_never_narrows_the_interval(seed_var, test_var):
+    """Satterthwaite's df grows when a well-determined term is added (the old test let it
+    narrow the interval and lower p); the half-width and p never fall here."""
+    without, with_ = _made(seed_var, 2.0, 0.0), _made(seed_var, 2.0, test_var)
+    assert with_.half_width() >= without.half_width() - 1e-12
+    assert with_.half_width(0.90) >= without.half_width(0.90) - 1e-12
+    assert with_.p >= without.p - 1e-12
+
+
+def test_a_level_is_the_one_sample_t_interval():
+    d = level("seq2seq", [0.31, 0.36, 0.33], "retention")
+    interval = stats.ttest_1samp([0.31, 0.36, 0.33], 0.0).confidence_interval(0.95)
+    assert (d.low, d.high) == (pytest.approx(interval.low), pytest.approx(interval.high))
+
+
+# ---------------------------------------------------------------------------- simulation
+def simulate(paired: bool, comparisons: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """(false-positive rate of the 0.05 test, coverage of the 95 % interval) over simulated
+    comparisons of two variants with no true difference. Each comparison draws a new test set
+    of N sentences and new seeds; a run's score is its mean over sentences of
+
+        x = seed effect (shared by the two variants' seed k when paired) + own seed effect
+            + sentence difficulty (shared by all) + variant-by-sentence effect (the part no
+            number of seeds averages away) + model-by-sentence noise,
+
+    resampled on the same bootstrap counts for every run, as evidence.py does with BLEU."""
+    rng = np.random.default_rng(seed)
+    n, sentences, resamples = 3, 40, 200
+    measure = TEST_BLEU
+    false_positives = covered = 0
+    for _ in range(comparisons):
+        difficulty = rng.normal(0, 2.0, sentences)
+        by_variant = rng.normal(0, 3.0, (2, sentences))
+        shared = rng.normal(0, 1.0, n)
+        counts = rng.multinomial(sentences, np.full(sentences, 1 / sentences), resamples)
+        sides = []
+        for v in range(2):
+            seed_effect = shared if paired else rng.normal(0, 1.0, n)
+            x = (
+                (seed_effect + rng.normal(0, 0.5, n))[:, None]
+                + difficulty
+                + by_variant[v]
+                + rng.normal(0, 2.0, (n, sentences))
+            )
+            rows = list((counts @ x.T / sentences).T)
+            sides.append((str(v), list(x.mean(1)), rows))
+        d = combine(*sides, paired=paired, measure=measure, sentences=sentences)
+        false_positives += d.p < 0.05
+        covered += d.low <= 0 <= d.high
+    return false_positives / comparisons, covered / comparisons
+
+
+@pytest.mark.parametrize("paired", [True, False], ids=["paired", "unpaired"])
+def test_the_test_keeps_its_level_and_coverage_by_simulation(paired):
+    false_positive_rate, coverage = simulate(paired)
+    assert 0.03 <= false_positive_rate <= 0.07
+    assert 0.93 <= coverage <= 0.97
