@@ -44,13 +44,13 @@ def test_every_link_in_a_generated_block_resolves(rendered):
 def test_a_changed_check_makes_the_committed_block_stale(monkeypatch):
     spec = SPECS["e7_cells"]
     last = spec.checks[-1]
-    assert "inside ±1 BLEU" in last.text
-    changed = dataclasses.replace(last, text=last.text.replace("inside ±1 BLEU", "inside ±2 BLEU"))
+    assert "within ±1 BLEU" in last.text
+    changed = dataclasses.replace(last, text=last.text.replace("within ±1 BLEU", "within ±2 BLEU"))
     monkeypatch.setitem(
         SPECS, "e7_cells", dataclasses.replace(spec, checks=(*spec.checks[:-1], changed))
     )
     block = readmes.experiment_block("e7_cells")
-    assert "inside ±2 BLEU)" in block
+    assert "within ±2 BLEU" in block
     assert block not in (REPO / "experiments" / "e7_cells" / "README.md").read_text()
 
 

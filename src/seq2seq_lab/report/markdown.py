@@ -106,12 +106,16 @@ def cpu_description(hw: Mapping[str, Any]) -> str:
 
 def _data(run: Run) -> str:
     data = run.results.get("data") or {}
-    return f"{data.get('source', '?')}; {data.get('tokenizer', '?')}" if data else ""
+    return "; ".join(str(data[k]) for k in ("source", "tokenizer") if data.get(k))
 
 
 def _test_set(run: Run) -> str:
     test = run.test
-    return f"split `{test.get('split')}`, {test.get('sentences')} sentences" if test else ""
+    if not test:
+        return ""
+    if "split" not in test:  # a run read back from a report's runs.csv
+        return "split and size not recorded"
+    return f"split `{test.get('split')}`, {test.get('sentences')} sentences"
 
 
 def _decoding(run: Run) -> str:
@@ -152,20 +156,25 @@ def _int(ms: MeanStd) -> str:
 
 
 def convergence(variants: Sequence[Variant]) -> str:
-    """Whether the budget let the best variant (highest mean test BLEU) stop improving: its
-    validation BLEU's rise over the last quarter of the updates, against CONVERGED_GAIN."""
-    scored = [v for v in variants if v.scores("bleu").mean is not None]
-    if not scored:
-        return "no variant has a test score"
-    best = max(scored, key=lambda v: v.scores("bleu").mean or 0.0)
-    gain = best.late_gain
-    if gain.mean is None:
-        return f"not measurable: the runs of **{best.label}** (the best) recorded < 2 validations"
-    verdict = "yes" if has_converged(gain.mean) else "**no**"
+    """Every variant's rise of its best validation BLEU over the last quarter of its updates
+    (mean ± std over seeds), against CONVERGED_GAIN: the gate every comparing check reads."""
+    if not variants:
+        return "no variant"
+    parts, still = [], 0
+    for v in variants:
+        gain = v.late_gain
+        if gain.mean is None:
+            parts.append(f"{v.label} not measurable (< 2 validations)")
+            still += 1
+        elif has_converged(gain.mean):
+            parts.append(f"{v.label} yes (+{gain.format(1)})")
+        else:
+            parts.append(f"{v.label} **no** (+{gain.format(1)})")
+            still += 1
+    head = "yes, every variant" if not still else f"**no**, {still} of {len(variants)} variants"
     return (
-        f"{verdict}: the best variant, **{best.label}**, raised its best validation BLEU by "
-        f"{gain.format(1)} over the last quarter of its updates (converged below "
-        f"{CONVERGED_GAIN:g})"
+        f"{head} (rise of the best validation BLEU over the last quarter of the updates, mean "
+        f"over seeds; converged below {CONVERGED_GAIN:g}): " + "; ".join(parts)
     )
 
 
@@ -284,6 +293,7 @@ def differences_section(report: Assessment) -> list[str]:
             d.system,
             d.baseline,
             f"{len(d.system_scores)} / {len(d.baseline_scores)}",
+            "yes" if d.paired else "no",
             f"{d.delta:+.2f}",
             f"[{d.low:+.2f}, {d.high:+.2f}]",
             format_p(d.p) + (" *" if d.p < P_SIGNIFICANT else ""),
@@ -291,15 +301,16 @@ def differences_section(report: Assessment) -> list[str]:
         ]
         for d in report.differences
     ]
-    header = ["system", "vs baseline", "seeds", "Δ BLEU", "95 % interval", "p", "test sampling"]
-    lines += [table(header, rows), ""]
+    header = ["system", "vs baseline", "seeds", "paired", "Δ BLEU", "95 % interval", "p"]
+    lines += [table([*header, "test sampling"], rows), ""]
     lines.append(
-        "Δ = the system's mean test BLEU over seeds minus the baseline's; its uncertainty adds "
-        "the seed-to-seed variance of both means and the variance over "
-        f"{RESAMPLES} bootstrap resamples of the test sentences (all seeds of both scored on the "
-        'same resampled sentences; "test sampling: no" where a run\'s outputs were missing); '
-        f"two-sided Welch t with Satterthwaite's degrees of freedom; * p < {P_SIGNIFICANT} "
-        "(`seq2seq_lab/report/evidence.py`)."
+        "Δ = the system's mean test BLEU over seeds minus the baseline's. Paired by seed where "
+        "both ran the same seeds (the variance of the per-seed differences), else Welch's seed "
+        "term; to it is added the part of the variance over "
+        f"{RESAMPLES} bootstrap resamples of the test sentences that seeds cannot show (how the "
+        'two variants differ sentence by sentence; "test sampling: no" where a run\'s outputs '
+        "were missing); Satterthwaite's degrees of freedom, never less conservative than the "
+        f"seed term alone; * p < {P_SIGNIFICANT} (`seq2seq_lab/report/evidence.py`)."
     )
     return lines
 
@@ -318,14 +329,14 @@ def verdict_section(report: Assessment) -> list[str]:
     if verdict.findings:
         rows = []
         for i, (check, finding) in enumerate(verdict.findings, 1):
-            answer = {True: "holds", False: "fails", None: "inconclusive"}[finding.holds]
-            rows.append([i, check.label, answer, finding.detail])
+            rows.append([i, check.label, finding.text(), finding.detail])
         lines += ["**Ours:**", "", table(["#", "check", "result", "numbers used"], rows), ""]
     lines.append(f"**Rule:** {verdict.rule}")
     lines.append("")
     lines.append(f"**Verdict: {verdict.outcome}**")
     if verdict.gates:
-        lines += ["", "Why the evidence is not enough for a verdict:", ""]
+        why = "What keeps it from reproduced:" if verdict.conclusive else "Why no verdict:"
+        lines += ["", why, ""]
         lines += [f"- {gate}" for gate in verdict.gates]
     return lines
 

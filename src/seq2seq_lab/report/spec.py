@@ -16,23 +16,30 @@ each report next to the numbers it used:
    stopping; the wall clock is only a safety cap);
 4. **inconclusive (not trained enough)** when a reference variant of the quality floor is below
    the floor's BLEU at the runs' scale (or the scale has no floor);
-5. otherwise every check answers holds / fails / inconclusive with the numbers it looked at:
-   **reproduced** if every check holds; **partly** if the main check holds and another does
-   not; **not reproduced** if the main check fails; **inconclusive** if the main check is.
+5. otherwise every check answers **holds**, **fails** or **undecided**, with the numbers it
+   looked at and, when undecided, why: a variant it compares is not converged (which, and its
+   rise), too few seeds (and how many the observed spread needs), the test set too small for
+   the margin, test outputs or a setting missing. **reproduced** if every check holds;
+   **partly** if the main check holds and another fails or is undecided (named);
+   **not reproduced** if the main check fails; **inconclusive** (with the main check's reason)
+   if it is undecided.
 
-Differences between variants are judged across seeds and test sentences
-(``report/evidence.py``); a check never holds on two near-zero scores because of (3).
+A check reads the interval of a difference (``report/evidence.py``) by a rule declared with it
+(``report/rules.py``), and it is undecided while a variant it compares is still improving
+(``Comparison.unconverged``), unless its text says it compares at equal updates (a check of
+training stability or speed). A check never holds on two near-zero scores because of (4).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from seq2seq_lab.report.aggregate import Role, Variant, group_variants
 from seq2seq_lab.report.runs import Run
+from seq2seq_lab.training.convergence import has_converged
 
 REPRODUCED = "reproduced"
 PARTLY = "partly"
@@ -42,12 +49,31 @@ NO_RULE = "no rule"
 MIN_SEEDS = 3  # finished seeds per variant before any verdict (comparisons.md asks for 3)
 
 
+HOLDS, FAILS, UNDECIDED = "holds", "fails", "undecided"
+
+
 @dataclass(frozen=True)
 class Finding:
-    """The answer of one check: ``holds`` is None when it is inconclusive (detail says why)."""
+    """The answer of one check: ``holds`` is None when it is undecided, and ``why`` says why
+    ("not converged: seq2seq +19.7 over its last quarter", "too few seeds: 3; the observed
+    spread needs about 7"...); ``detail`` gives the numbers it looked at."""
 
     holds: bool | None
     detail: str
+    why: str | None = None
+
+    @property
+    def answer(self) -> str:
+        return {True: HOLDS, False: FAILS, None: UNDECIDED}[self.holds]
+
+    def text(self) -> str:
+        """ "holds", "fails" or "undecided (why)"."""
+        return self.answer if self.holds is not None else f"{UNDECIDED} ({self.why or 'no reason'})"
+
+    @property
+    def reason(self) -> str:
+        """The kind of reason an undecided check gives ("not converged", "too few seeds")."""
+        return (self.why or "undecided").split(":")[0]
 
 
 @dataclass(frozen=True)
@@ -108,7 +134,9 @@ class Verdict:
     outcome: str  # "reproduced", "partly", "not reproduced", "inconclusive (2 seeds)", ...
     rule: str
     findings: tuple[tuple[Check, Finding], ...]
-    gates: tuple[str, ...] = ()  # why the evidence is not there, one line each
+    # why the evidence is not there, or why the main check is undecided, or which checks make
+    # a verdict "partly": one line each
+    gates: tuple[str, ...] = ()
 
     @property
     def conclusive(self) -> bool:
@@ -181,11 +209,15 @@ class ExperimentSpec:
             f"Inconclusive unless every variant has at least {self.min_seeds} finished seeds, "
             "every setting of the grid was run, no run was stopped by the wall clock, and the "
             "quality floor holds: "
-            f"{self.floor.describe()}. Then: reproduced if every check holds; partly if "
-            f"({main}) holds; not reproduced if ({main}) fails; inconclusive if ({main}) is. "
-            "A variant's BLEU is the mean over seeds (a diverged run without a test score "
-            "counts 0; a failed or interrupted run counts nowhere); differences are tested "
-            "across seeds and test sentences (report/evidence.py)."
+            f"{self.floor.describe()}. Each check holds, fails or is undecided (with its "
+            "reason); a check comparing variants is undecided while one of them still improves "
+            "(best validation BLEU up by 1 or more over its last quarter of updates), unless "
+            "it says it compares at equal updates. Then: reproduced if every check holds; "
+            f"partly if ({main}) holds and another does not; not reproduced if ({main}) fails; "
+            f"inconclusive if ({main}) is undecided. A variant's BLEU is the mean over seeds "
+            "(a diverged run without a test score counts 0; a failed or interrupted run counts "
+            "nowhere); differences are paired by seed where both variants ran the same seeds "
+            "and count seed and test-sentence variance (report/evidence.py)."
         )
 
     def verdict(self, comparison: Comparison) -> Verdict:
@@ -197,14 +229,18 @@ class ExperimentSpec:
             return Verdict(gates[0][0], self.rule_text(), findings, tuple(g for _, g in gates))
         main = next(f for c, f in findings if c.main)
         if main.holds is None:
-            outcome = f"{INCONCLUSIVE} (main check)"
-        elif not main.holds:
-            outcome = NOT_REPRODUCED
-        elif all(f.holds for _, f in findings):
-            outcome = REPRODUCED
-        else:
-            outcome = PARTLY
-        return Verdict(outcome, self.rule_text(), findings)
+            return Verdict(
+                f"{INCONCLUSIVE} ({main.reason})",
+                self.rule_text(),
+                findings,
+                (f"main check undecided: {main.why}",),
+            )
+        if not main.holds:
+            return Verdict(NOT_REPRODUCED, self.rule_text(), findings)
+        others = [
+            f"({i}) {f.text()}" for i, (_, f) in enumerate(findings, 1) if f.holds is not True
+        ]
+        return Verdict(PARTLY if others else REPRODUCED, self.rule_text(), findings, tuple(others))
 
 
 def evidence_gates(spec: ExperimentSpec, comparison: Comparison) -> list[tuple[str, str]]:
@@ -316,6 +352,19 @@ class Comparison:
         if floor is None or len(scales) != 1:
             return None
         return floor.threshold(next(iter(scales)), role or {})
+
+    def unconverged(self, variants: Iterable[Variant]) -> list[str]:
+        """The variants still improving by the protocol's rule (training/convergence.py: the
+        best validation BLEU rose by CONVERGED_GAIN or more over the last quarter of the
+        updates, mean over seeds), or whose rise could not be measured: "seq2seq +19.7"."""
+        found = []
+        for variant in {id(v): v for v in variants}.values():
+            gain = variant.late_gain.mean
+            if gain is None:
+                found.append(f"{variant.label} (rise not measured: < 2 validations)")
+            elif not has_converged(gain):
+                found.append(f"{variant.label} +{gain:.1f}")
+        return found
 
     def missing_settings(self) -> list[list[str]]:
         """The grid settings no finished run was made with (a run is made with a setting when

@@ -39,9 +39,14 @@ def summary(assessment: Assessment) -> dict[str, Any]:
         "seeds": min(finished_seeds, default=0),
         "main_check": None
         if main is None
-        else {"text": main[0].text, "holds": main[1].holds, "detail": main[1].detail},
+        else {
+            "text": main[0].text,
+            "holds": main[1].holds,
+            "why": main[1].why,
+            "detail": main[1].detail,
+        },
         "checks": [
-            {"text": c.text, "main": c.main, "holds": f.holds, "detail": f.detail}
+            {"text": c.text, "main": c.main, "holds": f.holds, "why": f.why, "detail": f.detail}
             for c, f in verdict.findings
         ],
         "variants": [

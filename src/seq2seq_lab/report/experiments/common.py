@@ -1,27 +1,31 @@
-"""What the experiment specs share: thresholds, role readers and small rule helpers.
+"""What the experiment specs share: role readers and the helpers that turn a comparison of two
+variants into one answer of a check (holds, fails, undecided with its reason).
 
-Thresholds, in BLEU:
-
-- CLEAR = 2.0: "clearly better / worse", "several BLEU";
-- SAME = 1.0: "about the same", "~=";
-- SMALL = 0.5: "a little", "about +1".
+Margins are not shared: each spec declares its own, with the reason beside it (the published
+effect, the claim's own words), before any run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from seq2seq_lab.analysis.alignment_record import ALIGNMENT, COLUMNS
 from seq2seq_lab.report.aggregate import Role, Variant, bucket_key
-from seq2seq_lab.report.evidence import Difference, difference
+from seq2seq_lab.report.evidence import (
+    TEST_BLEU,
+    Difference,
+    Measure,
+    difference,
+    format_p,
+    retention,
+)
+from seq2seq_lab.report.rules import Claim, why_undecided
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Comparison, Finding, Table
 
-CLEAR = 2.0
-SAME = 1.0
-SMALL = 0.5
 MIN_BUCKET_SENTENCES = 10  # a length bucket needs this many test sentences to be compared
+NOT_CONVERGED = "not converged"
 
 Pairs = list[tuple[Variant, Variant]]
 
@@ -34,47 +38,95 @@ def with_bleu(variants: Iterable[Variant | None]) -> list[Variant]:
     return [v for v in variants if v is not None and v.bleu is not None]
 
 
-def lacks(what: str) -> Finding:
-    return Finding(None, f"needs {what}")
+def missing(what: str) -> Finding:
+    """The answer of a check whose runs are not there."""
+    return Finding(None, f"needs {what}", why=f"missing: {what}")
 
 
-def every(cases: Iterable[tuple[bool | None, str]], missing: str, prefix: str = "") -> Finding:
-    """A check over several settings (lr and depth, d_k, model family...): each case is
-    (holds or None when that setting lacks the runs, the numbers it used). The check holds when
-    every case holds, and is inconclusive when any setting lacks its runs (named) or when
-    there is no setting at all (``missing`` says what is needed)."""
+def every(cases: Iterable[Finding], needed: str, prefix: str = "") -> Finding:
+    """A check over several cases (each attention model, each lr and depth, each family...):
+    it fails when any case fails, holds when every case holds, and is otherwise undecided with
+    the undecided cases' reasons; with no case at all it is missing ``needed``."""
     cases = list(cases)
     if not cases:
-        return lacks(missing)
-    lacking = [d for holds, d in cases if holds is None]
-    if lacking:
-        return Finding(None, prefix + "missing: " + "; ".join(lacking))
-    return Finding(all(holds for holds, _ in cases), prefix + "; ".join(d for _, d in cases))
+        return missing(needed)
+    detail = prefix + "; ".join(c.detail for c in cases)
+    if any(c.holds is False for c in cases):
+        return Finding(False, detail)
+    undecided = [c.why or "undecided" for c in cases if c.holds is None]
+    if undecided:
+        return Finding(None, detail, why=merged(undecided))
+    return Finding(True, detail)
 
 
-def tested(baseline: Variant | None, system: Variant | None) -> Difference | None:
-    """The across-seed test of ``system - baseline`` (report/evidence.py), None when either
-    variant is missing or has no scored run."""
-    if baseline is None or system is None:
-        return None
-    return difference(baseline, system)
+def merged(whys: list[str]) -> str:
+    """Undecided cases' reasons in one line: the variants not converged named once, and the
+    cases that share a reason listed under it once."""
+    still = [w.split(": ", 1)[1] for w in whys if w.startswith(NOT_CONVERGED)]
+    named = dict.fromkeys(v for w in still for v in w.split(", "))
+    head = [f"{NOT_CONVERGED}: " + ", ".join(named)] if named else []
+    cases: dict[str, list[str]] = {}
+    for why in whys:
+        if not why.startswith(NOT_CONVERGED):
+            reason, _, case = why.partition(" [")
+            cases.setdefault(reason, []).append(case.rstrip("]"))
+    others = [
+        reason + (f" [{'; '.join(c for c in found if c)}]" if any(found) else "")
+        for reason, found in cases.items()
+    ]
+    return "; ".join(head + others)
 
 
-def compared(
+def judged(
+    c: Comparison,
     text: str,
     baseline: Variant | None,
     system: Variant | None,
-    holds: Callable[[Difference], bool],
-) -> tuple[bool | None, str]:
-    """One case of :func:`every`: whether ``holds`` of the test of ``system - baseline``
-    (None when either lacks scored runs), and ``text`` with the test's numbers."""
-    d = tested(baseline, system)
-    return (None if d is None else holds(d)), f"{text} " + (d.text() if d else "—")
+    claim: Claim,
+    *,
+    measure: Measure = TEST_BLEU,
+    equal_updates: Sequence[Variant] = (),
+) -> Finding:
+    """One case: ``claim`` of ``system - baseline`` in ``measure`` (``report/rules.py``).
+    Undecided while either variant is still improving, except the ones in ``equal_updates``
+    (a check of training stability or speed, which says so in its text)."""
+    if baseline is None or system is None:
+        return missing(text)
+    d = difference(baseline, system, measure)
+    if d is None:
+        return missing(f"scored runs of {text}")
+    detail = f"{text} {difference_text(claim, d)}"
+    exempt = [id(v) for v in equal_updates]
+    still = c.unconverged([v for v in (baseline, system) if id(v) not in exempt])
+    if still:
+        # what the interval alone says, so a reader sees what more training has to settle
+        alone = decided(claim, d, detail, text)
+        alone_text = f"{detail} (interval alone: {alone.text()})"
+        return Finding(None, alone_text, why=f"{NOT_CONVERGED}: " + ", ".join(still))
+    return decided(claim, d, detail, text)
+
+
+def decided(claim: Claim, d: Difference, detail: str, text: str) -> Finding:
+    """The claim's answer on ``d``, with the reason when it is undecided."""
+    holds = None if d.sentence_level and not d.test_sampling else claim.decide(d)
+    if holds is None:
+        return Finding(None, detail, why=f"{why_undecided(claim, d)} [{text}]")
+    return Finding(holds, detail)
+
+
+def difference_text(claim: Claim, d: Difference) -> str:
+    """Δ with the interval the claim reads, p, and how it was tested."""
+    how = "paired" if d.paired else "unpaired"
+    if d.sentence_level and not d.test_sampling:
+        how += ", seeds only: test outputs missing"
+    elif not d.sentence_level:
+        how += ", seeds only"
+    return f"{claim.interval_text(d)}, p {format_p(d.p)} ({how})"
 
 
 def monotone(values: Sequence[tuple[Any, float]], rising: bool) -> tuple[bool, list[str]]:
     """Whether every adjacent pair of (setting, value) moves the stated way, and the pairs that
-    do not (a claim "increasingly with d_k" checks each step, not only the end points)."""
+    do not (a descriptive figure: no check reads it)."""
     broken = [
         f"{a} -> {b}"
         for (a, x), (b, y) in zip(values, values[1:])
@@ -88,41 +140,47 @@ def rank(value: Any, ordered: Sequence[Any]) -> int:
     return ordered.index(value) if value in ordered else len(ordered)
 
 
-def longest_bucket(variants: list[Variant]) -> str | None:
-    """The longest source-length bucket every variant was scored on, with at least
-    MIN_BUCKET_SENTENCES test sentences."""
+def common_buckets(variants: list[Variant]) -> list[str]:
+    """The source-length buckets every variant was scored on with at least
+    MIN_BUCKET_SENTENCES test sentences, shortest first."""
     common: set[str] | None = None
     for variant in variants:
         counts = variant.bucket_counts()
         scored = {b for b in variant.bleu_by_length() if counts.get(b, 0) >= MIN_BUCKET_SENTENCES}
         common = scored if common is None else common & scored
-    return max(common, key=bucket_key) if common else None
+    return sorted(common or (), key=bucket_key)
 
 
-def length_drop(variant: Variant, bucket: str) -> float | None:
-    """Overall test BLEU minus BLEU on ``bucket`` (mean over seeds): how much is lost on
-    long sentences."""
-    overall, on_bucket = variant.scores("bleu").mean, variant.bleu_by_length()[bucket].mean
-    return None if overall is None or on_bucket is None else overall - on_bucket
+def longest_bucket(variants: list[Variant]) -> str | None:
+    """The longest of :func:`common_buckets`."""
+    buckets = common_buckets(variants)
+    return buckets[-1] if buckets else None
 
 
-def drop_larger(worse: Variant | None, others: list[Variant], text: str) -> Finding:
-    """``worse`` loses at least CLEAR BLEU more on the longest common bucket than every one of
-    ``others`` (those scored by length: a run that was never tested has no buckets)."""
+def length_retention(variants: list[Variant]) -> Measure | None:
+    """Retention on the longest common bucket over the shortest (``evidence.retention``): the
+    share of its short-sentence BLEU a model keeps on the longest sentences; None without two
+    common buckets."""
+    buckets = common_buckets(variants)
+    return retention(buckets[-1], buckets[0]) if len(buckets) > 1 else None
+
+
+def keeps_more(
+    c: Comparison, worse: Variant | None, others: list[Variant], margin: float, text: str
+) -> Finding:
+    """Every one of ``others`` keeps a larger share of its short-sentence BLEU on the longest
+    bucket than ``worse``, by at least ``margin`` (retention difference, interval)."""
     others = [v for v in others if v.bleu_by_length()]
     if worse is None or not worse.bleu_by_length() or not others:
-        return lacks(text)
-    bucket = longest_bucket([worse, *others])
-    if bucket is None:
-        return lacks(f"a length bucket with >= {MIN_BUCKET_SENTENCES} sentences in every run")
-    drops = {v.label: length_drop(v, bucket) for v in [worse, *others]}
-    if any(d is None for d in drops.values()):
-        return lacks("test BLEU of every variant")
-    detail = f"overall - bucket {bucket}: " + ", ".join(
-        f"{k} {bleu_text(d)}" for k, d in drops.items()
-    )
-    holds = all(drops[worse.label] >= drops[o.label] + CLEAR for o in others)
-    return Finding(holds, detail)
+        return missing(text)
+    measure = length_retention([worse, *others])
+    if measure is None:
+        return missing(f"two length buckets with >= {MIN_BUCKET_SENTENCES} sentences in every run")
+    claim = Claim("at least", margin)
+    cases = [
+        judged(c, f"{o.label} - {worse.label}", worse, o, claim, measure=measure) for o in others
+    ]
+    return every(cases, text, prefix=f"{measure.name}: ")
 
 
 def config_flag(run: Run, key: str) -> bool | None:
@@ -185,3 +243,4 @@ ALIGNMENT_TABLE = Table(
         "stuck on the end gives the decoder one fixed context, as in plain seq2seq."
     ),
 )
+

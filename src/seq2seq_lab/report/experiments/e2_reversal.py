@@ -5,21 +5,25 @@ from __future__ import annotations
 from seq2seq_lab.report.aggregate import Role, Variant
 from seq2seq_lab.report.experiments.common import (
     ALIGNMENT_TABLE,
-    CLEAR,
     MIN_BUCKET_SENTENCES,
-    SAME,
-    compared,
     config_flag,
     every,
     family_order,
-    lacks,
-    longest_bucket,
+    judged,
+    keeps_more,
     pair_up,
-    tested,
 )
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
+from seq2seq_lab.report.rules import Claim
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, QualityFloor
+
+# The smaller of the two published gains, Luong et al.'s +1.3 BLEU (Sutskever et al.: +4.7),
+# rounded down: a reversal that helps less than 1 BLEU does not reproduce either.
+GAIN = 1.0
+# With a bidirectional encoder the source order reaches the decoder both ways; "no change" is
+# read as within the smallest published gain (Luong's +1.3), rounded down.
+NO_CHANGE = 1.0
 
 
 def _e2_role(run: Run) -> Role:
@@ -31,31 +35,21 @@ def _e2_gain(c: Comparison, family: str) -> tuple[Variant | None, Variant | None
 
 
 def _e2_plain_gain(c: Comparison) -> Finding:
-    d = tested(*_e2_gain(c, "seq2seq"))
-    if d is None:
-        return lacks("plain seq2seq with and without reversal")
-    return Finding(d.clearly_better(CLEAR), f"seq2seq reversed - forward {d.text()}")
+    forward, reversed_ = _e2_gain(c, "seq2seq")
+    return judged(c, "seq2seq reversed - forward", forward, reversed_, Claim("at least", GAIN))
 
 
 def _e2_long_gain(c: Comparison) -> Finding:
     forward, reversed_ = _e2_gain(c, "seq2seq")
-    if forward is None or reversed_ is None:
-        return lacks("plain seq2seq with and without reversal")
-    bucket = longest_bucket([forward, reversed_])
-    if bucket is None:
-        return lacks(f"a length bucket with >= {MIN_BUCKET_SENTENCES} sentences")
-    overall = [v.scores("bleu").mean for v in (forward, reversed_)]
-    long = [v.bleu_by_length()[bucket].mean for v in (forward, reversed_)]
-    if None in overall or None in long:
-        return lacks("test BLEU of both")
-    gain_all, gain_long = overall[1] - overall[0], long[1] - long[0]
-    detail = f"gain overall {gain_all:+.2f}, on bucket {bucket} {gain_long:+.2f}"
-    return Finding(gain_long > gain_all, detail)
+    return keeps_more(
+        c, forward, [reversed_] if reversed_ else [], 0.0, "plain seq2seq with and without reversal"
+    )
 
 
 def _e2_attention_flat(c: Comparison) -> Finding:
+    claim = Claim("within", NO_CHANGE)
     cases = [
-        compared(f"{f} reversed - forward", *_e2_gain(c, f), lambda d: d.about_equal(SAME))
+        judged(c, f"{f} reversed - forward", *_e2_gain(c, f), claim)
         for f in c.values("family")
         if f != "seq2seq"
     ]
@@ -78,19 +72,20 @@ E2 = ExperimentSpec(
     order=lambda r: (family_order(r), bool(r.get("reverse"))),
     checks=(
         Check(
-            f"reversal makes plain seq2seq clearly better (at least {CLEAR:g} BLEU, significant "
-            "at 0.05)",
+            f"reversal makes plain seq2seq better by at least {GAIN:g} BLEU (95 % interval's "
+            f"lower end >= {GAIN:g}; Luong's +1.3, the smaller published gain, rounded down)",
             _e2_plain_gain,
             main=True,
         ),
         Check(
-            "plain seq2seq gains more from reversal on the longest length bucket "
-            f"(>= {MIN_BUCKET_SENTENCES} sentences) than overall (means over seeds)",
+            "reversed plain seq2seq keeps a larger share of its short-sentence BLEU on the "
+            f"longest length bucket (>= {MIN_BUCKET_SENTENCES} sentences) than without "
+            "reversal: retention (BLEU longest / shortest bucket) higher, 95 % interval above 0",
             _e2_long_gain,
         ),
         Check(
-            "every attention model is about equal with and without reversal (the 95 % "
-            f"interval of the difference inside ±{SAME:g} BLEU)",
+            "every attention model is about equal with and without reversal (90 % interval of "
+            f"the difference inside ±{NO_CHANGE:g} BLEU, two one-sided tests at 0.05)",
             _e2_attention_flat,
         ),
     ),

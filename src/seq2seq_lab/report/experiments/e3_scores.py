@@ -1,26 +1,39 @@
 """E3 attention score functions and input feeding (Luong et al. 2015): roles by Luong
-model.attention.score / .window and model.input_feeding, and Bahdanau model.attention.form."""
+model.attention.score / .window and model.input_feeding, and Bahdanau model.attention.form;
+checks: Luong's own score comparison, Bahdanau's two additive forms, the feed-forward scorer,
+input feeding."""
 
 from __future__ import annotations
 
 from seq2seq_lab.report.aggregate import Role, Variant
+from seq2seq_lab.report.evidence import recorded
 from seq2seq_lab.report.experiments.common import (
     ALIGNMENT_TABLE,
-    SAME,
-    SMALL,
     Pairs,
-    compared,
     config_flag,
     every,
     family_order,
-    lacks,
+    judged,
     pair_up,
     rank,
-    tested,
 )
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
+from seq2seq_lab.report.rules import BETTER, WORSE, Claim
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, QualityFloor
+
+# Luong et al. Table 4 call dot and general "comparable" at 18.6 vs 17.3 BLEU: their own gap is
+# 1.3, so "about equal" cannot mean less than that; 1.5 is that gap rounded up.
+DOT_GENERAL = 1.5
+# Bahdanau's concat v^T tanh(W[s;h]) and separate v^T tanh(W_s s + W_h h) are the same function
+# (W = [W_s W_h]): any difference is training noise, and 1 BLEU is the smallest effect the
+# other checks of the report call real.
+ADDITIVE_FORMS = 1.0
+# Luong et al.: location-only ppl 6.4 and concat 6.7 against dot and general at 6.1; the claim
+# is only the direction (higher perplexity), so the margin is 0.
+PPL_HIGHER = Claim("at least", 0.0)
+
+TEST_PPL = recorded("test perplexity", lambda run: run.score("ppl"))
 
 
 def _e3_role(run: Run) -> Role:
@@ -39,35 +52,56 @@ def _luong(c: Comparison, score: str, feeding: bool = True) -> Variant | None:
     return c.find(family="luong", score=score, window="global", feeding=feeding)
 
 
-def _e3_similar(c: Comparison) -> Finding:
-    base = _luong(c, "general")
-    others = [_luong(c, "dot")] + [
-        c.find(family="bahdanau", form=f) for f in ("concat", "separate", "feedforward")
-    ]
-    others = [v for v in others if v is not None]
-    if base is None or not others:
-        return lacks("Luong general and another of Luong dot and the additive forms")
+def _scaled(variants: list[Variant | None]) -> str:
+    """What the runs of ``variants`` recorded as model.attention.scaled."""
+    found = {
+        str(r.config_value("model.attention.scaled", "not recorded")).lower()
+        for v in variants
+        if v is not None
+        for r in v.runs
+    }
+    return "model.attention.scaled " + (", ".join(sorted(found)) or "not recorded")
+
+
+def _e3_luong_scores(c: Comparison) -> Finding:
+    dot, general, location = (_luong(c, s) for s in ("dot", "general", "location"))
+    concat = _luong(c, "concat")
     cases = [
-        compared(f"{o.label} - {base.label}", base, o, lambda d: d.about_equal(SAME))
-        for o in others
+        judged(c, "dot - general", general, dot, Claim("within", DOT_GENERAL)),
+        judged(c, "ppl location - dot", dot, location, PPL_HIGHER, measure=TEST_PPL),
+        judged(c, "ppl location - general", general, location, PPL_HIGHER, measure=TEST_PPL),
     ]
-    return every(cases, "Luong general and another score")
+    if concat is not None:
+        cases.append(
+            judged(c, "ppl concat - general", general, concat, PPL_HIGHER, measure=TEST_PPL)
+        )
+    return every(
+        cases,
+        "Luong dot, general and location (global, input feeding)",
+        prefix=f"{_scaled([dot, general])}: ",
+    )
 
 
-def _e3_location_worst(c: Comparison) -> Finding:
-    location = _luong(c, "location")
-    others = [v for v in (_luong(c, s) for s in ("dot", "general", "concat")) if v is not None]
-    if location is None or not others:
-        return lacks("Luong location and another global Luong score")
-    cases = [compared(f"location - {o.label}", o, location, lambda d: d.worse()) for o in others]
-    return every(cases, "Luong location and another global Luong score")
+def _e3_additive_forms(c: Comparison) -> Finding:
+    concat = c.find(family="bahdanau", form="concat")
+    separate = c.find(family="bahdanau", form="separate")
+    return judged(c, "concat - separate", separate, concat, Claim("within", ADDITIVE_FORMS))
+
+
+def _e3_feedforward(c: Comparison) -> Finding:
+    separate = c.find(family="bahdanau", form="separate")
+    feedforward = c.find(family="bahdanau", form="feedforward")
+    return judged(c, "feedforward - separate", separate, feedforward, WORSE)
 
 
 def _e3_input_feeding(c: Comparison) -> Finding:
-    d = tested(_luong(c, "general", feeding=False), _luong(c, "general"))
-    if d is None:
-        return lacks("Luong general with and without input feeding")
-    return Finding(d.better() and d.delta >= SMALL, f"with - without feeding {d.text()}")
+    return judged(
+        c,
+        "general with - without input feeding",
+        _luong(c, "general", feeding=False),
+        _luong(c, "general"),
+        BETTER,
+    )
 
 
 def _e3_contrasts(c: Comparison) -> Pairs:
@@ -101,19 +135,32 @@ E3 = ExperimentSpec(
     ),
     checks=(
         Check(
-            "Luong dot and Bahdanau's additive forms are each about equal to Luong general "
-            f"(the 95 % interval of the difference inside ±{SAME:g} BLEU)",
-            _e3_similar,
+            "Luong's own comparison inside Luong's model (global attention, input feeding; dot "
+            "and general scores as configured, see the runs' model.attention.scaled): dot and "
+            f"general about equal within ±{DOT_GENERAL:g} BLEU (90 % interval inside "
+            f"±{DOT_GENERAL:g}, two one-sided tests at 0.05; the paper's own dot-general gap "
+            "is 1.3), location-only trains worse than dot and than general in test perplexity "
+            "(location's ppl higher, 95 % interval's lower end >= 0; paper 6.4 vs 6.1), and "
+            "where a Luong concat variant ran, concat's ppl higher than general's (same rule; "
+            "paper 6.7 vs 6.1)",
+            _e3_luong_scores,
             main=True,
         ),
         Check(
-            "location-only scoring is worse than every other global Luong score "
-            "(significant at 0.05)",
-            _e3_location_worst,
+            "Bahdanau's two additive forms, concat W[s;h] and separate W_s s + W_h h, are about "
+            f"equal within ±{ADDITIVE_FORMS:g} BLEU (90 % interval inside ±{ADDITIVE_FORMS:g}, "
+            "two one-sided tests at 0.05; the same function, so any gap is training noise)",
+            _e3_additive_forms,
         ),
         Check(
-            f"input feeding makes Luong general better by at least {SMALL:g} BLEU "
-            "(significant at 0.05)",
+            "the feed-forward scorer tanh(w·[s;h]) is worse than Bahdanau's separate additive "
+            "form (95 % interval's upper end <= 0; it ranks the source positions the same for "
+            "every query)",
+            _e3_feedforward,
+        ),
+        Check(
+            "input feeding makes Luong general better (95 % interval's lower end >= 0; paper "
+            "+1.3 BLEU)",
             _e3_input_feeding,
         ),
     ),
