@@ -1,4 +1,5 @@
-"""python -m seq2seq_lab.report PATH [--out DIR]: write the reports of the runs under PATH."""
+"""python -m seq2seq_lab.report PATH [--out DIR] [--scale SCALE]: write the reports of the runs
+under PATH, or of the runs of a report's runs.csv (made again without the run directories)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m seq2seq_lab.report",
         description="Turn runs (a sweep directory or a folder of runs, searched recursively "
-        "for results.json) into one markdown report per comparison, with PNG plots.",
+        "for results.json) into one markdown report per comparison, with PNG plots. PATH may "
+        "also be a report's runs.csv: the report is made again from its rows, keeping the "
+        "PNGs an earlier report left in the output (none can be drawn from the table).",
     )
-    parser.add_argument("path", help="a sweep directory or a folder of runs")
-    parser.add_argument("--out", default=None, help="output directory (default: PATH/report)")
+    parser.add_argument("path", help="a sweep directory, a folder of runs or a report's runs.csv")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="output directory (default: PATH/report; for a runs.csv the folder above its "
+        "own, which makes the report again in place)",
+    )
+    parser.add_argument(
+        "--scale",
+        default=None,
+        help="for a runs.csv only: the scale its runs were made at (cpu, real...), for tables "
+        "written before runs.csv had a scale column",
+    )
     parser.add_argument(
         "--experiment",
         action="append",
@@ -36,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             args.path,
             args.out,
             experiments=args.experiment,
+            scale=args.scale,
         )
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)

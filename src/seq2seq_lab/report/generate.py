@@ -6,6 +6,11 @@
 flattened config), then ``<out>/README.md`` linking them. Nothing a run lacks (a failed run,
 a diverged run without a test, missing diagnostics) stops it: the report says what is missing.
 
+``generate_report(".../runs.csv")`` makes the reports again from a report's run table
+(:mod:`seq2seq_lab.report.run_table`) when the run directories are gone: the table is read in
+full first (it may be the very runs.csv the report rewrites), no figure is drawn and the PNGs
+and heatmaps an earlier report left in the output are kept and shown as they are.
+
 The numbers come from ``assessment`` (computing); this module only writes what ``figures``,
 ``markdown`` and the runs.csv writer below render from them.
 """
@@ -24,6 +29,7 @@ from seq2seq_lab.report.assessment import Assessment, assess
 from seq2seq_lab.report.experiments import READERS
 from seq2seq_lab.report.figures import Figures, draw_figures
 from seq2seq_lab.report.markdown import experiment_markdown, index_markdown
+from seq2seq_lab.report.run_table import is_run_table, kept_commands, kept_figures
 from seq2seq_lab.report.runs import Run, Unreadable, find_runs
 from seq2seq_lab.report.spec import Comparison, ExperimentSpec
 from seq2seq_lab.report.summary import SUMMARY_FILE, write_summary
@@ -59,6 +65,7 @@ def write_runs_csv(comparison: Comparison, root: Path, path: Path) -> Path:
                 "seed": run.seed,
                 "status": run.status,
                 "note": run.results.get("status_reason") or run.results.get("error") or "",
+                "scale": run.scale,
                 **{f"test.{k}": run.score(k) for k in ("bleu", "chrf", "ter", "ppl")},
                 "steps": (run.results.get("training") or {}).get("steps"),
                 "late_val_gain": run.late_val_gain,
@@ -75,12 +82,13 @@ def write_runs_csv(comparison: Comparison, root: Path, path: Path) -> Path:
     return path
 
 
-def clear_outputs(out_dir: Path) -> None:
+def clear_outputs(out_dir: Path, images: bool = True) -> None:
     """Remove what an earlier report wrote here (PNGs, report.md, runs.csv, verdict.json), so a
     figure the runs no longer support does not linger; nothing else is touched. The heatmaps
-    are left to ``figures.copy_heatmaps``, which keeps a copy while its run is still compared."""
+    are left to ``figures.copy_heatmaps``, which keeps a copy while its run is still compared.
+    ``images=False``: the PNGs stay (a report made from a run table draws none)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    stale = list(out_dir.glob("*.png"))
+    stale = list(out_dir.glob("*.png")) if images else []
     stale += [out_dir / "report.md", out_dir / "runs.csv", out_dir / SUMMARY_FILE]
     for path in stale:
         path.unlink(missing_ok=True)
@@ -99,12 +107,21 @@ def build_experiment(
     root: Path,
     out_dir: Path,
     spec: ExperimentSpec | None = None,
+    *,
+    from_table: bool = False,
 ) -> ExperimentReport:
     """Everything of one experiment's section, written under ``out_dir`` (by ``spec``: a
-    comparison that reads the experiment's runs; default the experiment's own)."""
-    clear_outputs(out_dir)
+    comparison that reads the experiment's runs; default the experiment's own). ``from_table``:
+    the runs were read from a run table (``root``): the figures and the sweep command an
+    earlier report left in ``out_dir`` are kept, nothing is drawn."""
     assessment = assess(name, runs, root, spec)
-    figures = draw_figures(assessment.spec, assessment.comparison, out_dir)
+    if from_table:
+        assessment.commands = kept_commands(root, runs, out_dir)
+        figures = kept_figures(assessment.spec, assessment.comparison, out_dir)
+        clear_outputs(out_dir, images=False)
+    else:
+        clear_outputs(out_dir)
+        figures = draw_figures(assessment.spec, assessment.comparison, out_dir)
     write_runs_csv(assessment.comparison, root, out_dir / "runs.csv")
     path = out_dir / "report.md"
     path.write_text(experiment_markdown(assessment, figures, out_dir), encoding="utf-8")
@@ -138,12 +155,17 @@ def generate_report(
     out: str | Path | None = None,
     *,
     experiments: Sequence[str] | None = None,
+    scale: str | None = None,
 ) -> GeneratedReport:
     """Write the reports of the runs under ``path`` to ``out`` (default ``path/report``).
-    ``experiments``: only these (default: every experiment found)."""
+    ``experiments``: only these (default: every experiment found). ``path`` may be a report's
+    runs.csv (module docstring; default ``out``: the folder above the table's, so that the
+    report is made again in place); ``scale``: the scale of its rows that record none."""
     root = Path(path)
-    out_dir = Path(out) if out is not None else root / "report"
-    runs, unreadable = find_runs(root, exclude=out_dir)
+    from_table = is_run_table(root)
+    default_out = root.parent.parent if from_table else root / "report"
+    out_dir = Path(out) if out is not None else default_out
+    runs, unreadable = find_runs(root, exclude=out_dir, scale=scale)
     by_experiment: dict[str, list[Run]] = {}
     for run in runs:
         by_experiment.setdefault(run.experiment or ADHOC, []).append(run)
@@ -156,8 +178,9 @@ def generate_report(
         for spec in (None, *readers(name, runs_of)):
             section = name if spec is None else spec.name
             try:
+                directory = out_dir / directory_name(section)
                 reports.append(
-                    build_experiment(name, runs_of, root, out_dir / directory_name(section), spec)
+                    build_experiment(name, runs_of, root, directory, spec, from_table=from_table)
                 )
             except Exception as error:  # one broken section must not cost the other reports
                 log.exception("the report of %s could not be built", section)
