@@ -243,4 +243,3 @@ ALIGNMENT_TABLE = Table(
         "stuck on the end gives the decoder one fixed context, as in plain seq2seq."
     ),
 )
-
