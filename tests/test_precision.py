@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 import pytest
@@ -68,7 +69,9 @@ def test_auto_on_a_bf16_cpu_follows_the_measured_speed(speedup, expected, cpu):
 
 def test_the_probe_times_both_paths_on_this_cpu():
     speedup = precision.bf16_speedup()
-    assert 0.05 < speedup < 20  # a ratio of two real timings, whatever this CPU is
+    # a ratio of two real timings, whatever this CPU is: an AVX2-only CPU emulates bf16 and
+    # measured 0.036, so no range is asserted (speed lives in the benchmarks)
+    assert math.isfinite(speedup) and speedup > 0
 
 
 def test_results_record_the_instruction_sets_torch_finds(cpu):
