@@ -3,7 +3,7 @@
 A line ends at ``\\n`` and nowhere else. ``str.splitlines()`` also breaks at ``\\r``, ``\\v``,
 ``\\f``, ``\\x1c``-``\\x1e``, ``\\x85``, U+2028 and U+2029, which can occur *inside* a sentence
 (text pasted from word processors and PDFs): translating with it gave more output lines than
-input lines (issue 20). Here those characters stay part of their line, and the tokenizer sees
+input lines. Here those characters stay part of their line, and the tokenizer sees
 them as it saw them in the training data.
 
 - one final ``\\n`` ends the last line instead of starting an empty one;
