@@ -14,6 +14,7 @@ from typing import Any
 
 from seq2seq_lab.metrics.corpus import corpus_bleu, corpus_scores
 from seq2seq_lab.metrics.length_buckets import bleu_by_length
+from seq2seq_lab.report.run_table import nest as nested  # {"model.norm": "post"} -> nested
 from seq2seq_lab.results import write_results
 
 SIGNATURE = {
@@ -28,18 +29,6 @@ FAMILY_TARGETS = {
     "transformer": "seq2seq_lab.models.transformer.network.TransformerNetwork",
 }
 WORDS = [f"w{i}" for i in range(60)]
-
-
-def nested(dotted: dict[str, Any]) -> dict[str, Any]:
-    """{"model.norm": "post"} -> {"model": {"norm": "post"}}."""
-    tree: dict[str, Any] = {}
-    for key, value in dotted.items():
-        node = tree
-        *parents, leaf = key.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    return tree
 
 
 def corpus(n: int = 120, seed: int = 0) -> tuple[list[str], list[str]]:
