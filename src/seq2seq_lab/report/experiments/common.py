@@ -34,10 +34,6 @@ def bleu_text(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
-def with_bleu(variants: Iterable[Variant | None]) -> list[Variant]:
-    return [v for v in variants if v is not None and v.bleu is not None]
-
-
 def missing(what: str) -> Finding:
     """The answer of a check whose runs are not there."""
     return Finding(None, f"needs {what}", why=f"missing: {what}")
@@ -124,17 +120,6 @@ def difference_text(claim: Claim, d: Difference) -> str:
     return f"{claim.interval_text(d)}, p {format_p(d.p)} ({how})"
 
 
-def monotone(values: Sequence[tuple[Any, float]], rising: bool) -> tuple[bool, list[str]]:
-    """Whether every adjacent pair of (setting, value) moves the stated way, and the pairs that
-    do not (a descriptive figure: no check reads it)."""
-    broken = [
-        f"{a} -> {b}"
-        for (a, x), (b, y) in zip(values, values[1:])
-        if not ((y > x) if rising else (y < x))
-    ]
-    return not broken, broken
-
-
 def rank(value: Any, ordered: Sequence[Any]) -> int:
     """Sort key: ``value``'s place in ``ordered``; unknown values after all known ones."""
     return ordered.index(value) if value in ordered else len(ordered)
@@ -149,12 +134,6 @@ def common_buckets(variants: list[Variant]) -> list[str]:
         scored = {b for b in variant.bleu_by_length() if counts.get(b, 0) >= MIN_BUCKET_SENTENCES}
         common = scored if common is None else common & scored
     return sorted(common or (), key=bucket_key)
-
-
-def longest_bucket(variants: list[Variant]) -> str | None:
-    """The longest of :func:`common_buckets`."""
-    buckets = common_buckets(variants)
-    return buckets[-1] if buckets else None
 
 
 def length_retention(variants: list[Variant]) -> Measure | None:
