@@ -210,6 +210,12 @@ def test_translate_cli_refuses_a_missing_output_directory_before_decoding(traine
 def test_eval_finds_a_relative_data_root_from_another_directory(tmp_path, cache_dir, monkeypatch):
     from test_data_datamodule import write_tiny_corpus
 
+    from seq2seq_lab import portable_paths
+    from seq2seq_lab.data.test_set import read_test_lines
+
+    # a checkout at tmp/repo: the corpus lies beside it, so the runs name their test set by
+    # path and checksum (test_set.json, seq2seq_lab/data/test_set.py) instead of copying it
+    monkeypatch.setattr(portable_paths, "REPOSITORY", tmp_path / "repo")
     launch = tmp_path / "launch"
     launch.mkdir()
     write_tiny_corpus(launch / "corpus")
@@ -226,7 +232,6 @@ def test_eval_finds_a_relative_data_root_from_another_directory(tmp_path, cache_
             "data.max_tokens=400",
             "trainer.max_steps=2",
             "trainer.max_time=null",
-            "test=false",
             "~callbacks.progress_bar",
         ],
         run_dir,
@@ -242,3 +247,9 @@ def test_eval_finds_a_relative_data_root_from_another_directory(tmp_path, cache_
     out = tmp_path / "eval"
     scored = evaluate(compose_config("eval", [f"ckpt_path={last}", "data.split=val"], out))
     assert scored["status"] == "completed" and scored["test"]["sentences"] == 8
+    for directory, split in ((run_dir, "test"), (out, "val")):
+        record = json.loads((directory / "test_set.json").read_text())
+        assert record["sources"]["path"] == f"../launch/corpus/{split}.de"
+        assert not list(directory.glob("sources.*")) + list(directory.glob("references.*"))
+        lines = (launch / "corpus" / f"{split}.en").read_text(encoding="utf-8").splitlines()
+        assert read_test_lines(directory, "references", split) == lines

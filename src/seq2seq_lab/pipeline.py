@@ -27,6 +27,7 @@ from seq2seq_lab.analysis.length_probe import PROBE, length_probe
 from seq2seq_lab.atomic import write_text
 from seq2seq_lab.checkpoint import family_of, load_checkpoint
 from seq2seq_lab.config import instantiate, to_plain
+from seq2seq_lab.data import test_set
 from seq2seq_lab.data.lines import decode_lines, read_lines
 from seq2seq_lab.decoding import DecodingSettings, Hypotheses, decode
 from seq2seq_lab.decoding.hypotheses import max_output_lengths
@@ -139,16 +140,26 @@ def flatten(config: dict, prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def write_test_outputs(out_dir: Path, test_results: dict[str, Any]) -> dict[str, Any]:
-    """Write hypotheses/references/sources.<split>.txt (corpus order, one per line; the
-    report's across-seed tests and length buckets read them) and return the scores.
-    Written atomically, and by global rank zero only (every DDP rank scores the whole split)."""
+def write_test_outputs(
+    out_dir: Path, test_results: dict[str, Any], datamodule: Any = None
+) -> dict[str, Any]:
+    """Write hypotheses.<split>.txt (corpus order, one per line; the report's across-seed tests
+    and length buckets read them) and what the run scored them against, and return the scores.
+    The sources and references are named in test_set.json (file, line range, sha256) where
+    ``datamodule`` read them from files the repository can name, else copied into
+    sources/references.<split>.txt (the synthetic task's generated sentences): see
+    ``seq2seq_lab.data.test_set``. Written atomically, and by global rank zero only (every
+    DDP rank scores the whole split)."""
     test = dict(test_results)
-    for kind in ("hypotheses", "references", "sources"):
-        lines = test.pop(kind)
-        if is_rank_zero():
-            text = "".join(line + "\n" for line in lines)
-            write_text(out_dir / f"{kind}.{test['split']}.txt", text)
+    lines = {kind: test.pop(kind) for kind in ("hypotheses", "references", "sources")}
+    if not is_rank_zero():
+        return test
+    split = test["split"]
+    scored_on = test_set.record(datamodule, split, lines["sources"], lines["references"])
+    if scored_on is not None:
+        write_text(out_dir / test_set.TEST_SET_FILE, test_set.dumps(scored_on))
+    for kind in ("hypotheses", *(test_set.KINDS if scored_on is None else ())):
+        write_text(out_dir / f"{kind}.{split}.txt", "".join(x + "\n" for x in lines[kind]))
     return test
 
 
@@ -319,7 +330,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             )
             signals.raise_if_received()
             results["timing"]["test_seconds"] = time.perf_counter() - started
-            test = write_test_outputs(run_dir, module.test_results)
+            test = write_test_outputs(run_dir, module.test_results, datamodule)
             results["sacrebleu_signature"] = test.pop("sacrebleu_signature")
             results["test"] = test
             if cfg.get(PROBE):  # the tested checkpoint on inputs longer than training
@@ -441,7 +452,7 @@ def evaluate(cfg: DictConfig) -> dict[str, Any]:
     trainer.test(module, datamodule=datamodule, verbose=True)
     out_dir = Path(cfg.paths.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    test = write_test_outputs(out_dir, module.test_results)
+    test = write_test_outputs(out_dir, module.test_results, datamodule)
     results = {
         "status": "completed",
         "checkpoint": str(ckpt.path.resolve()),

@@ -21,8 +21,9 @@ no gradient to move them (architectures.md section 5, "the softmax saturates on 
 
     python -m seq2seq_lab.analysis.alignment experiments/e1_attention/results-multi30k/runs/{3..8}
 
-reads each run's checkpoint and the test pairs it stored (``sources.test.txt``,
-``references.test.txt``) and prints one table row per run; ``--write`` also stores the figures
+reads each run's checkpoint and the test pairs it was scored on (the data set's lines its
+``test_set.json`` names, or its copies ``sources.test.txt``, ``references.test.txt``) and
+prints one table row per run; ``--write`` also stores the figures
 of the whole test split in each results.json under ``alignment``, as training does after its
 test since this module exists (runs made before it get theirs this way). The weights are the
 teacher-forced pass's ``ForwardOutput.attention``: the recurrent attention models return them, a
@@ -126,19 +127,21 @@ def run_alignment(
     ``write`` stores the record there (the whole split only: it is what training records)."""
     from seq2seq_lab.checkpoint import load_checkpoint
     from seq2seq_lab.data.datamodule import tokenizers_from_checkpoint_state
-    from seq2seq_lab.data.lines import read_lines
+    from seq2seq_lab.data.test_set import KINDS, TEST_SET_FILE, read_test_lines
     from seq2seq_lab.results import read_results, write_results
 
     run_dir = Path(run_dir)
     results = read_results(run_dir / "results.json")
     split = (results.get("test") or {}).get("split", "test")
-    files = [run_dir / f"{side}.{split}.txt" for side in ("sources", "references")]
-    for path in files:
-        if not path.is_file():
-            raise DataError(f"{path}: missing; the run stores its tested pairs there")
+    tested = [read_test_lines(run_dir, side, split) for side in KINDS]
+    if any(lines is None for lines in tested):
+        raise DataError(
+            f"{run_dir}: neither sources/references.{split}.txt nor {TEST_SET_FILE}; the run "
+            "names its tested pairs there"
+        )
     loaded = load_checkpoint(run_dir / "checkpoints" / checkpoint)
     src_tokenizer, tgt_tokenizer = tokenizers_from_checkpoint_state(loaded.datamodule_state)
-    sources, references = (read_lines(path)[:sentences] for path in files)
+    sources, references = (lines[:sentences] for lines in tested)
     pairs = [
         EncodedPair(i, src_tokenizer.encode(source), tgt_tokenizer.encode(reference))
         for i, (source, reference) in enumerate(zip(sources, references, strict=True))

@@ -4,7 +4,8 @@ A probe record holds what :func:`seq2seq_lab.analysis.length_probe.score_probe` 
 the run ended. When the scoring gains a figure (the output's length against the references
 came after E1's first runs on Multi30k), the runs made before have everything it needs on
 disk: the hypotheses of each join (``RUN/length_probe/join-<k>.txt``) and the tested pairs
-(``RUN/sources.<split>.txt``, ``RUN/references.<split>.txt``). Rescoring recomputes the
+(the data set's lines ``RUN/test_set.json`` names, or the copies ``RUN/sources.<split>.txt``,
+``RUN/references.<split>.txt``: :mod:`seq2seq_lab.data.test_set`). Rescoring recomputes the
 record from them and rewrites ``results.json``; the BLEU of every join must come out as the
 recorded one, else the files are not those the probe scored and nothing is written.
 
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from seq2seq_lab.analysis.length_probe import PROBE, score_probe
 from seq2seq_lab.data.lines import read_lines
+from seq2seq_lab.data.test_set import KINDS, TEST_SET_FILE, read_test_lines
 from seq2seq_lab.errors import DataError, UserError
 from seq2seq_lab.results import read_results, write_results
 
@@ -32,6 +34,16 @@ def _lines(path: Path) -> list[str]:
     return read_lines(path)
 
 
+def _tested(run_dir: Path, kind: str, split: str) -> list[str]:
+    lines = read_test_lines(run_dir, kind, split)
+    if lines is None:
+        raise DataError(
+            f"{run_dir}: neither {kind}.{split}.txt nor {TEST_SET_FILE}; the probe cannot be "
+            "rescored without the tested pairs"
+        )
+    return lines
+
+
 def rescore(run_dir: str | Path) -> bool:
     """Rescore ``run_dir``'s probe in place; False when its results.json has no probe."""
     run_dir = Path(run_dir)
@@ -41,8 +53,7 @@ def rescore(run_dir: str | Path) -> bool:
     if not probe:
         return False
     split = probe["split"]
-    sources = _lines(run_dir / f"sources.{split}.txt")
-    references = _lines(run_dir / f"references.{split}.txt")
+    sources, references = (_tested(run_dir, kind, split) for kind in KINDS)
     hypotheses = {int(k): _lines(run_dir / PROBE / f"join-{k}.txt") for k in probe["joins"]}
     scored = score_probe(hypotheses, sources, references, tuple(probe["edges"]))
     for k, entry in scored["joins"].items():

@@ -1,14 +1,19 @@
 """Finding and reading the runs a report is made of.
 
 A run is a directory with a ``results.json`` written by ``seq2seq_lab.pipeline.train``, plus
-what the pipeline and callbacks leave beside it: ``{hypotheses,references,sources}.<split>.txt``,
-``csv/metrics.csv`` (Lightning's CSVLogger), ``diagnostics/grad_norms_init.json`` and
-``diagnostics/validation.jsonl`` (TransformerDiagnostics) and ``attention/step*/val*.png``.
+what the pipeline and callbacks leave beside it: ``hypotheses.<split>.txt`` and the test set it
+was scored on (``test_set.json``, or copies ``{references,sources}.<split>.txt``:
+:mod:`seq2seq_lab.data.test_set`), ``csv/metrics.csv`` (Lightning's CSVLogger),
+``diagnostics/grad_norms_init.json`` and ``diagnostics/validation.jsonl``
+(TransformerDiagnostics) and ``attention/step*/val*.png``.
 Everything but results.json is optional, and results.json itself may be partial (a failed run
-records little), so every accessor here answers ``None`` or an empty value rather than raising.
+records little), so every accessor here answers ``None`` or an empty value rather than raising;
+but for ``test_lines``, which raises a one-line DataError when the data set a test_set.json
+names is missing or not the one the run scored (a report must not quietly drop its test).
 A run's files are found where its results.json lies (``Run.path``), never through a path it
-records: those are read portably (:mod:`seq2seq_lab.portable_paths`), so the report of runs
-recorded with absolute paths names none either.
+records (test_set.json's data set is relative to the repository): those are read portably
+(:mod:`seq2seq_lab.portable_paths`), so the report of runs recorded with absolute paths names
+none either.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any
 
 import hydra.utils
 
+from seq2seq_lab.data.test_set import read_test_lines
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.portable_paths import portable_record
 from seq2seq_lab.results import ABANDONED, FINISHED
@@ -150,12 +156,10 @@ class Run:
 
     # ------------------------------------------------------------------ files beside it
     def test_lines(self, kind: str) -> list[str] | None:
-        """hypotheses / references / sources of the test split, one per sentence."""
-        split = self.test.get("split", "test")
-        path = self.path / f"{kind}.{split}.txt"
-        if not path.is_file():
-            return None
-        return path.read_text(encoding="utf-8").splitlines()
+        """hypotheses / references / sources of the test split, one per sentence: the run's
+        files, or the data set's lines its test_set.json names (read once per data set,
+        checksum verified: :func:`seq2seq_lab.data.test_set.read_test_lines`)."""
+        return read_test_lines(self.path, kind, self.test.get("split", "test"))
 
     @cached_property
     def metrics(self) -> list[dict[str, float]]:

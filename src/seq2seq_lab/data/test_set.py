@@ -1,0 +1,165 @@
+"""The test set a run was scored on: named by file, line range and checksum, not copied.
+
+A run keeps what it made (``hypotheses.<split>.txt``). The sentences it scored, its sources
+and references, are a data set's lines: when they are a block of lines of files the
+repository can name (a path in the checkout or beside it, as :mod:`seq2seq_lab.portable_paths`
+writes them: ``../shared/data/multi30k/test2016.de``), the run directory holds
+``test_set.json`` instead of copies::
+
+    {"split": "test",
+     "sources":    {"path": "../shared/data/multi30k/test2016.de", "start": 0,
+                    "lines": 1000, "sha256": "4be6b5b3..."},
+     "references": {"path": "../shared/data/multi30k/test2016.en", ...}}
+
+``start`` is the number of the file's lines before the first one scored (not 0 for a test
+split held out of train, ``data.test_from_train_lines``), ``lines`` how many were scored and
+``sha256`` the checksum of exactly that text: the lines joined with ``\\n`` and a final
+``\\n``, byte for byte what a copy ``<kind>.<split>.txt`` held. A relative path is relative to
+the repository root.
+
+Otherwise (a generated data set such as the embedded synthetic task, a Hugging Face dataset,
+data outside the checkout's folder, or lines that are not exactly a block of the file, e.g. a
+partial test) the run keeps the copies ``sources.<split>.txt`` and ``references.<split>.txt``,
+as every run did before this module; :func:`read_test_lines` prefers them when present.
+
+The file behind a record is read once per process for each (path, line range, checksum), its
+checksum verified: a report over a hundred runs of one test set reads it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from seq2seq_lab import portable_paths
+from seq2seq_lab.data.lines import read_lines
+from seq2seq_lab.errors import DataError
+
+TEST_SET_FILE = "test_set.json"
+KINDS = ("sources", "references")  # the test set's sides; hypotheses are the run's own
+
+
+def scored_text(lines: Sequence[str]) -> str:
+    """The text of ``lines`` as a copy file holds it: one per line, each ended by ``\\n``."""
+    return "".join(line + "\n" for line in lines)
+
+
+def sha256_of(lines: Sequence[str]) -> str:
+    return hashlib.sha256(scored_text(lines).encode("utf-8")).hexdigest()
+
+
+def _repository() -> Path:
+    return portable_paths.REPOSITORY  # the root portable paths are written against
+
+
+def _resolve(recorded: str) -> Path:
+    """The file a recorded path names (relative: to the repository root)."""
+    return Path(os.path.normpath(os.path.join(_repository(), recorded)))
+
+
+def entry(path: str | Path, start: int, lines: Sequence[str]) -> dict[str, Any] | None:
+    """The record of ``lines``, scored as the lines ``start``... of the file ``path``, or None
+    where the record could not stand for them: the file is not named by a path relative to
+    the repository (in it or beside it) or its lines there are not exactly ``lines``."""
+    file = Path(path).resolve()
+    recorded = portable_paths.portable_path(str(file), repository=_repository())
+    if os.path.isabs(recorded) or recorded.startswith("$") or _resolve(recorded).resolve() != file:
+        return None  # outside the checkout's folder: no path a clone could follow
+    if not file.is_file() or read_lines(file)[start : start + len(lines)] != list(lines):
+        return None
+    return {"path": recorded, "start": start, "lines": len(lines), "sha256": sha256_of(lines)}
+
+
+def record(
+    datamodule: Any, split: str, sources: Sequence[str], references: Sequence[str]
+) -> dict[str, Any] | None:
+    """The ``test_set.json`` record of the ``sources``/``references`` a run scored on
+    ``split`` of ``datamodule`` (a :class:`~seq2seq_lab.data.datamodule.TranslationDataModule`),
+    or None where the copies must be kept (module docstring). Nothing is assumed about which
+    lines the run scored: the file's lines where the data module takes the split from must
+    be the scored ones, in order, or there is no record."""
+    from seq2seq_lab.data.sources import ParallelTextSource
+
+    source = getattr(datamodule, "source", None)
+    if not isinstance(source, ParallelTextSource) or not sources:
+        return None
+    context = datamodule.context
+    n_test = datamodule.test_from_train_lines or 0
+    n_val = datamodule.val_from_train_lines or 0
+    held_out = {"test": n_test, "val": n_val}.get(split, 0)
+    file_split = "train" if split == "train" or held_out else split
+    paths = source.paths(context, [file_split])
+    files = {"sources": paths[file_split, context.src_lang]}
+    files["references"] = paths[file_split, context.tgt_lang]
+    start = 0
+    if held_out:  # the last lines of train are test, the ones before them val (datamodule.py)
+        total = len(read_lines(files["sources"]))
+        start = total - n_test if split == "test" else total - n_test - n_val
+    entries = {
+        kind: entry(files[kind], start, lines)
+        for kind, lines in (("sources", sources), ("references", references))
+    }
+    if any(e is None for e in entries.values()):
+        return None
+    return {"split": split, **entries}
+
+
+def dumps(test_set: dict[str, Any]) -> str:
+    return json.dumps(test_set, indent=2) + "\n"
+
+
+@cache
+def _block(file: Path, start: int, lines: int, sha256: str) -> tuple[str, ...] | str:
+    """The lines ``start`` to ``start + lines`` of ``file``, or the checksum found where it is
+    not ``sha256`` (cached by the whole key: a file is read once per process for a record)."""
+    block = read_lines(file)[start : start + lines]
+    found = sha256_of(block)
+    return tuple(block) if found == sha256 and len(block) == lines else found
+
+
+def _from_record(run_dir: Path, kind: str, split: str) -> list[str] | None:
+    path = run_dir / TEST_SET_FILE
+    if not path.is_file():
+        return None
+    test_set = json.loads(path.read_text(encoding="utf-8"))
+    if test_set.get("split") != split or kind not in test_set:
+        return None
+    e = test_set[kind]
+    file = _resolve(e["path"])
+    if not file.is_file():
+        raise DataError(
+            f"{run_dir}: {kind} of its {split} set is {e['path']} ({file}), which is missing: "
+            f"the data set must be beside the checkout, as {Path(e['path']).parent} from "
+            f"{_repository()} (e.g. ../shared/data/multi30k)"
+        )
+    block = _block(file.resolve(), int(e["start"]), int(e["lines"]), str(e["sha256"]))
+    if isinstance(block, str):
+        raise DataError(
+            f"{run_dir}: {kind} of its {split} set, lines {e['start'] + 1}-"
+            f"{e['start'] + e['lines']} of {file}: sha256 {block}, expected {e['sha256']} "
+            f"({TEST_SET_FILE}): not the sentences the run scored"
+        )
+    return list(block)
+
+
+def read_test_lines(run_dir: str | Path, kind: str, split: str) -> list[str] | None:
+    """The ``kind`` lines (hypotheses, sources, references) of the run in ``run_dir`` on
+    ``split``, one per sentence: from the copy ``<kind>.<split>.txt`` when the run holds one,
+    else (sources, references) from the files its ``test_set.json`` names, checksum verified
+    (:class:`DataError`, one line, when it differs or the file is missing). None when the
+    run has neither."""
+    run_dir = Path(run_dir)
+    copy = run_dir / f"{kind}.{split}.txt"
+    if copy.is_file():
+        return read_lines(copy)
+    if kind not in KINDS:
+        return None
+    return _from_record(run_dir, kind, split)
+
+
+__all__ = ["KINDS", "TEST_SET_FILE", "dumps", "entry", "read_test_lines", "record", "sha256_of"]
