@@ -20,7 +20,6 @@ batching and decoding loop, no start-up), ours times the same loop in-process.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -32,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import joeynmt_peer  # noqa: E402
 import time_to_bleu  # noqa: E402
+from portable_json import write_json  # noqa: E402
 
 from seq2seq_lab.checkpoint import load_checkpoint  # noqa: E402
 from seq2seq_lab.data.batching import source_batch  # noqa: E402
@@ -195,9 +195,9 @@ def main() -> None:
         print(f"  {name:42s} {ratio:5.2f}x")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "decoding.json").write_text(json.dumps(
-            {"medians": table, "ratios": ratios, "runs": runs, "ours_checkpoint": str(ours_ckpt),
-             "peer_checkpoint": str(peer_ckpt)}, indent=2))  # fmt: skip
+        write_json(args.out / "decoding.json",
+                   {"medians": table, "ratios": ratios, "runs": runs,
+                    "ours_checkpoint": str(ours_ckpt), "peer_checkpoint": str(peer_ckpt)})  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import joeynmt_peer  # noqa: E402
+from portable_json import write_json  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -165,9 +166,9 @@ def main() -> None:
         print(f"  {pair:40s} {ratio:5.2f}x")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "throughput.json").write_text(json.dumps(
-            {"median_tokens_per_second": median, "ratios": ratios, "runs": runs,
-             "rounds": args.rounds, "cpu_count": os.cpu_count()}, indent=2))  # fmt: skip
+        write_json(args.out / "throughput.json",
+                   {"median_tokens_per_second": median, "ratios": ratios, "runs": runs,
+                    "rounds": args.rounds, "cpu_count": os.cpu_count()})  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -24,6 +24,10 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from portable_json import write_json  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 RECIPE = "transformer_multi30k_cpu"
@@ -141,7 +145,7 @@ def main() -> None:
         out_file = args.out / "time_to_bleu.json"
         merged = json.loads(out_file.read_text()) if out_file.exists() else {}
         results = {**merged, **results}
-        out_file.write_text(json.dumps(results, indent=2))
+        write_json(out_file, results)  # its paths named as seq2seq_lab.portable_paths does
     print(time_to_target(results, args.target))
 
 
