@@ -5,7 +5,7 @@
 # to experiments/<name>/results-cpu/wall_time.txt (the READMEs quote it), and the grid's to
 # experiments/cpu_grid_wall_time.txt.
 #
-#   bash experiments/run_cpu.sh                                  # all seven (under 2 hours)
+#   bash experiments/run_cpu.sh                                  # every comparison (under 2 hours)
 #   bash experiments/run_cpu.sh e2_reversal e4_norm_warmup       # named comparisons
 #   SEEDS=1 bash experiments/run_cpu.sh e3_scores                # one seed (a quick look)
 #
@@ -22,15 +22,16 @@ TAG=${TAG:-$(date +%Y-%m-%d_%H-%M-%S)}
 RESULTS=${RESULTS:-experiments}
 MULTIRUN=${MULTIRUN:-multirun}
 read -r -a EXTRA <<< "${OVERRIDES:-}"
-ALL="e1_attention e2_reversal e3_scores e4_norm_warmup e5_scaling e6_positions_heads e7_cells"
+# every comparison: each folder of experiments/ with a config.yaml (experiment=<name>)
+ALL=$(for c in experiments/*/config.yaml; do basename "$(dirname "$c")"; done | tr '\n' ' ')
 [ $# -eq 0 ] && set -- $ALL
 SEED_ARGS=()
 [ -n "${SEEDS:-}" ] && SEED_ARGS=("seeds=$SEEDS")
 THREADS=$(( JOBS > 1 ? 1 : 2 ))
 
 for name in "$@"; do
-  if [ ! -f "conf/experiment/$name.yaml" ]; then
-    echo "run_cpu.sh: no conf/experiment/$name.yaml (expected one of: $ALL)" >&2
+  if [ ! -f "experiments/$name/config.yaml" ]; then
+    echo "run_cpu.sh: no experiments/$name/config.yaml (expected one of: $ALL)" >&2
     exit 2
   fi
 done

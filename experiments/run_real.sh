@@ -41,9 +41,9 @@ RESULTS=${RESULTS:-experiments}
 read -r -a EXTRA <<< "${OVERRIDES:-}"
 THREADS=${THREADS:-$(( JOBS > 1 ? 1 : 2 ))}
 [ "$SCALE" = full ] && THREADS=null  # on a GPU the CPU threads are not the budget
-[ $# -gt 0 ] || { echo "usage: run_real.sh EXPERIMENT... (conf/experiment/*.yaml)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run_real.sh EXPERIMENT... (experiments/<name>/config.yaml)" >&2; exit 2; }
 for name in "$@"; do
-  [ -f "conf/experiment/$name.yaml" ] || { echo "run_real.sh: no conf/experiment/$name.yaml" >&2; exit 2; }
+  [ -f "experiments/$name/config.yaml" ] || { echo "run_real.sh: no experiments/$name/config.yaml" >&2; exit 2; }
 done
 
 # each grid's size (settings x seeds at this scale), for the passes' "F of J runs finished",

@@ -12,12 +12,13 @@ from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
+from seq2seq_lab import experiment_folders
 from seq2seq_lab.config import instantiate
 from seq2seq_lab.models.attention.multi_head import MultiHeadAttention
 from seq2seq_lab.report.grid import SEED, axes, compose_experiment, seeds, settings
 from seq2seq_lab.training.precision import choose_precision
 
-EXPERIMENTS = sorted(p.stem for p in (Path(CONF_DIR) / "experiment").glob("*.yaml"))
+EXPERIMENTS = experiment_folders.experiments()
 GROUPS = ("data", "model", "optim", "schedule", "trainer", "logger", "callbacks")
 
 
@@ -62,7 +63,7 @@ def test_eval_and_translate_compose(name, tmp_path):
     assert cfg.model._target_.endswith("LuongNetwork")
 
 
-EXPERIMENTS = sorted(p.stem for p in (Path(CONF_DIR) / "experiment").glob("*.yaml"))
+EXPERIMENTS = experiment_folders.experiments()
 SCALES = sorted(p.stem for p in (Path(CONF_DIR) / "scale").glob("*.yaml"))
 
 
@@ -100,7 +101,7 @@ def test_at_cpu_every_variant_trains_for_the_experiments_update_budget(name, tmp
     """The protocol (conf/scale/cpu.yaml): max_steps is the experiment's declared budget, no
     early stopping ends a variant sooner, and the wall clock is only a cap above it."""
     cfg = compose_config("train", [f"experiment={name}"], tmp_path)
-    declared = OmegaConf.load(Path(CONF_DIR) / "experiment" / f"{name}.yaml").updates.cpu
+    declared = OmegaConf.load(experiment_folders.folder(name) / experiment_folders.CONFIG).updates.cpu
     assert cfg.trainer.max_steps == declared > 0
     assert cfg.callbacks.early_stopping is None
     assert cfg.trainer.max_time is not None
@@ -113,7 +114,7 @@ def test_at_real_cpu_a_declared_budget_is_every_runs_budget(tmp_path):
     seeds, and the wall clock a cap above it."""
     declared = {}
     for name in EXPERIMENTS:
-        updates = OmegaConf.load(Path(CONF_DIR) / "experiment" / f"{name}.yaml").updates
+        updates = OmegaConf.load(experiment_folders.folder(name) / experiment_folders.CONFIG).updates
         if "real_cpu" in updates:
             declared[name] = updates.real_cpu
     assert {"e4_norm_warmup", "e5_scaling", "e6_positions_heads"} <= set(declared)

@@ -13,7 +13,7 @@ import pytest
 from conftest import compose_config, tiny_overrides
 from report_support import corpus, translate, write_run
 
-from seq2seq_lab.config import REPOSITORY
+from seq2seq_lab.checkout import REPOSITORY
 from seq2seq_lab.pipeline import train
 from seq2seq_lab.portable_paths import portable_path, portable_record, relative
 from seq2seq_lab.report.generate import generate_report

@@ -1,5 +1,5 @@
 """The report specs agree with the real experiment configs: every job of each experiment's
-sweep grid (conf/experiment/*.yaml, seeds aside) gets a distinct role from its composed
+sweep grid (experiments/<name>/config.yaml, seeds aside) gets a distinct role from its composed
 config, and with a score for every job, every verdict check has its data."""
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from report_support import entropy_records, transformer_diagnostics
 from seq2seq_lab.checkpoint import family_of
 from seq2seq_lab.config import instantiate
 from seq2seq_lab.errors import ConfigError
-from seq2seq_lab.report.experiments import SPECS
 from seq2seq_lab.report.grid import axes, compose_experiment, settings
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Comparison
+from seq2seq_lab.report.specs import own_specs
+
+SPECS = own_specs()
 
 
 def grid(experiment: str) -> list[list[str]]:

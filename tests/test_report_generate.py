@@ -19,11 +19,13 @@ from report_support import (
 )
 
 from seq2seq_lab.report.__main__ import main
-from seq2seq_lab.report.experiments import READERS, SPECS
 from seq2seq_lab.report.generate import generate_report
 from seq2seq_lab.report.markdown import hardware
 from seq2seq_lab.report.readmes import COMMITTED, verdict_block
 from seq2seq_lab.report.runs import find_runs
+from seq2seq_lab.report.specs import own_specs, readers
+
+SPECS = own_specs()
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -327,15 +329,15 @@ def test_a_heatmap_is_kept_while_its_run_is_compared_and_removed_with_it(tmp_pat
 
 
 def test_a_report_that_cannot_be_built_is_listed_and_the_others_are_written(tmp_path, monkeypatch):
-    from seq2seq_lab.report import experiments
     from seq2seq_lab.report.spec import Check
+    from seq2seq_lab.report.specs import specs
 
     def broken(comparison):
         raise RuntimeError("check exploded")
 
-    spec = experiments.SPECS["e1_attention"]
+    spec = specs()["e1_attention"]
     bad = type(spec)(**{**spec.__dict__, "checks": (Check("boom", broken, main=True),)})
-    monkeypatch.setitem(experiments.SPECS, "e1_attention", bad)
+    monkeypatch.setitem(specs(), "e1_attention", bad)
     write_run(tmp_path / "a", experiment="e1_attention", variant="v", family="seq2seq", bleu=5.0)
     write_run(tmp_path / "b", experiment="e7_cells", variant="v", family="seq2seq", bleu=5.0)
     generated = generate_report(tmp_path)
@@ -387,8 +389,8 @@ def test_each_report_writes_the_summary_the_readme_tables_show(generated, tmp_pa
     block = verdict_block(experiments, tmp_path)
     rows = [x for x in block.splitlines() if x.startswith("| ")][1:]  # below the header
     # (a comparison from another's runs, the length probe, has one row until it has a report)
-    readers = sum(len(r) for r in READERS.values())
-    assert len(rows) == len(SPECS) * len(COMMITTED) + readers == 2 * len(SPECS) + 1
+    readers_ = sum(len(readers(n)) for n in SPECS)
+    assert len(rows) == len(SPECS) * len(COMMITTED) + readers_ == 2 * len(SPECS) + 1
     (e1,) = [r for r in rows if "e1_attention/results-cpu/e1_attention/report.md" in r]
     assert "(0 seeds, `cpu`, synthetic test corpus)" in e1
     assert "**inconclusive (0 seeds)**: " in e1 and SPECS["e1_attention"].published[:40] in e1

@@ -1,4 +1,4 @@
-"""The length probe's comparison (report/experiments/e1_length_probe.py) on synthetic E1
+"""The length probe's comparison (experiments/e1_length_probe/spec.py) on synthetic E1
 runs: its verdict per outcome, and its report written beside E1's from the same runs."""
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from report_support import converging, write_run
 
-from seq2seq_lab.report.experiments import READERS
-from seq2seq_lab.report.experiments.e1_length_probe import LENGTH_PROBE, retentions
+from experiments.e1_length_probe.spec import SPEC as LENGTH_PROBE
+from experiments.e1_length_probe.spec import retentions
 from seq2seq_lab.report.generate import generate_report
 from seq2seq_lab.report.runs import find_runs
 from seq2seq_lab.report.spec import NOT_REPRODUCED, PARTLY, REPRODUCED, Comparison
+from seq2seq_lab.report.specs import readers
 
 FAMILIES = ("seq2seq", "bahdanau", "luong", "transformer")
 
@@ -138,7 +139,7 @@ def test_retention_is_the_long_bucket_over_the_whole_test_of_each_run(tmp_path):
 
 
 def test_the_probe_report_is_written_beside_e1s_only_when_runs_have_the_probe(tmp_path):
-    assert READERS["e1_attention"] == (LENGTH_PROBE,)
+    assert readers("e1_attention") == (LENGTH_PROBE,)
     write_grid(tmp_path / "runs", {"seq2seq": (0.2, 0.25, 0.3), "bahdanau": ATTENTION})
     generated = generate_report(tmp_path / "runs", tmp_path / "out")
     assert {r.name for r in generated.reports} == {"e1_attention", "e1_length_probe"}

@@ -5,7 +5,6 @@ grid and job counts are the config's, and rewriting keeps the hand-written text.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import re
 from pathlib import Path
 
@@ -15,8 +14,9 @@ from omegaconf import OmegaConf
 
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.report import quality, readmes
-from seq2seq_lab.report.experiments import SPECS
-from seq2seq_lab.report.spec import ExperimentSpec
+from seq2seq_lab.report.specs import own_specs, spec_module, specs
+
+SPECS = own_specs()
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def test_a_changed_check_makes_the_committed_block_stale(monkeypatch):
     assert "within ±1 BLEU" in last.text
     changed = dataclasses.replace(last, text=last.text.replace("within ±1 BLEU", "within ±2 BLEU"))
     monkeypatch.setitem(
-        SPECS, "e7_cells", dataclasses.replace(spec, checks=(*spec.checks[:-1], changed))
+        specs(), "e7_cells", dataclasses.replace(spec, checks=(*spec.checks[:-1], changed))
     )
     block = readmes.experiment_block("e7_cells")
     assert "within ±2 BLEU" in block
@@ -56,18 +56,20 @@ def test_a_changed_check_makes_the_committed_block_stale(monkeypatch):
 
 def test_the_grid_and_jobs_are_the_configs():
     """E3's variants are the files of its group, its jobs those times the cpu scale's seeds."""
-    variants = sorted(p.stem for p in (REPO / "conf" / "experiment" / "e3_scores").glob("*.yaml"))
+    variants = sorted(
+        p.stem for p in (REPO / "experiments" / "e3_scores" / "variants").glob("*.yaml")
+    )
     seeds = str(OmegaConf.load(REPO / "conf" / "scale" / "cpu.yaml").seeds).split(",")
     block = readmes.experiment_block("e3_scores")
     (line,) = [x for x in block.splitlines() if x.startswith("- `experiment/e3_scores=")]
     assert sorted(line.split("=", 1)[1].split("`")[0].split(",")) == variants
     assert f"| {len(variants)} x {len(seeds)} seeds |" in block
-    updates = OmegaConf.load(REPO / "conf" / "experiment" / "e3_scores.yaml").updates.cpu
+    updates = OmegaConf.load(REPO / "experiments" / "e3_scores" / "config.yaml").updates.cpu
     assert f"{updates:,} updates; validation every" in block  # e3's budget at cpu
 
 
 def test_rewriting_replaces_only_the_block_and_check_reports_stale(tmp_path, monkeypatch):
-    monkeypatch.setattr(readmes, "SPECS", {"e7_cells": SPECS["e7_cells"]})
+    monkeypatch.setattr(readmes, "own_specs", lambda: {"e7_cells": SPECS["e7_cells"]})
     readme = tmp_path / "e7_cells" / "README.md"
     readme.parent.mkdir()
     stale_block = f"{readmes.BEGIN}\nold text\n{readmes.END}"
@@ -102,12 +104,10 @@ def test_the_quality_block_is_the_reports_table_section_and_names_a_stale_report
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
-def test_each_experiment_config_points_to_its_spec_and_restates_no_expectation(name):
-    config = (REPO / "conf" / "experiment" / f"{name}.yaml").read_text()
-    source = readmes.spec_source(name)
-    assert source in config
-    module = importlib.import_module(f"seq2seq_lab.report.experiments.{name}")
-    assert (REPO / source).resolve() == Path(module.__file__).resolve()
-    specs = [v for v in vars(module).values() if isinstance(v, ExperimentSpec)]
-    assert [s.name for s in specs] == [name]
+def test_each_experiment_folder_holds_its_config_and_spec_and_restates_no_expectation(name):
+    folder = REPO / "experiments" / name
+    config = (folder / "config.yaml").read_text()
+    module = spec_module(name)
+    assert Path(module.__file__).resolve() == (folder / "spec.py").resolve()
+    assert module.SPEC.name == name
     assert not re.search(r"(?im)^#.*\bexpect", config)

@@ -16,10 +16,10 @@ import pytest
 from report_support import metrics_rows, write_run
 
 from seq2seq_lab.report.__main__ import main
-from seq2seq_lab.report.experiments import spec_for
 from seq2seq_lab.report.generate import generate_report
 from seq2seq_lab.report.run_table import NO_COMMAND, parse_value, read_run_table
 from seq2seq_lab.report.runs import find_runs
+from seq2seq_lab.report.specs import spec_for
 
 CONFIG = {
     "model.attention.score": "general",
@@ -88,7 +88,7 @@ def test_values_read_back_as_the_csv_wrote_them():
 
 def test_a_round_trip_keeps_every_value_the_verdict_reads(reported):
     runs, directory = reported
-    table = {(r.variant, r.seed): r for r in find_runs(directory / "runs.csv")[0]}
+    table = {(r.variant, r.seed): r for r in read_run_table(directory / "runs.csv", None)}
     assert len(table) == len(runs) == 6
     spec = spec_for("e1_attention")
     for run in runs:

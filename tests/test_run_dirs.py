@@ -222,7 +222,7 @@ def test_a_queue_sweeps_what_the_scale_sets_in_its_params(tmp_path, cache_dir):
     lrs = [
         OmegaConf.load(job / ".hydra" / "config.yaml").optim.lr for job in sweep_dir.glob("[0-9]*")
     ]
-    assert sorted(lrs) == [5e-4, 1e-3]  # conf/experiment/e4_norm_warmup.yaml: e4_lrs.smoke
+    assert sorted(lrs) == [5e-4, 1e-3]  # experiments/e4_norm_warmup/config.yaml: e4_lrs.smoke
 
 
 def test_a_report_finds_the_runs_kept_inside_its_own_directory(tmp_path):

@@ -1,4 +1,4 @@
-"""E1's checks (report/experiments/e1_attention.py) shown to hold, to fail and to be undecided
+"""E1's checks (experiments/e1_attention/spec.py) shown to hold, to fail and to be undecided
 on synthetic runs scored with the real metrics: the published effect present, absent, and not
 decidable (a variant still improving, too few seeds for the spread)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from report_support import corpus, write_arm
 
-from seq2seq_lab.report.experiments.e1_attention import E1
+from experiments.e1_attention.spec import SPEC as E1
 from seq2seq_lab.report.runs import find_runs
 from seq2seq_lab.report.spec import Comparison
 

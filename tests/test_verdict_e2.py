@@ -1,4 +1,4 @@
-"""E2's checks (report/experiments/e2_reversal.py) shown to hold, to fail and to be undecided on
+"""E2's checks (experiments/e2_reversal/spec.py) shown to hold, to fail and to be undecided on
 synthetic runs scored with the real metrics."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from report_support import corpus, write_arm
 
-from seq2seq_lab.report.experiments.e2_reversal import E2
+from experiments.e2_reversal.spec import SPEC as E2
 from seq2seq_lab.report.runs import find_runs
 from seq2seq_lab.report.spec import Comparison
 

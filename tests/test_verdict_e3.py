@@ -1,4 +1,4 @@
-"""E3's checks (report/experiments/e3_scores.py) each hold where the published effect is in
+"""E3's checks (experiments/e3_scores/spec.py) each hold where the published effect is in
 the runs, fail where it is not, and are undecided while a compared variant still improves or
 the runs cannot tell: synthetic runs scored with the real metrics (no training)."""
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from report_support import WORDS, converging, corpus, write_run
 
-from seq2seq_lab.report.experiments.e3_scores import E3
+from experiments.e3_scores.spec import SPEC as E3
 from seq2seq_lab.report.runs import find_runs
 from seq2seq_lab.report.spec import Comparison
 

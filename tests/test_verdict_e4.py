@@ -1,4 +1,4 @@
-"""E4's checks (report/experiments/e4_norm_warmup.py) each hold where the published effect is
+"""E4's checks (experiments/e4_norm_warmup/spec.py) each hold where the published effect is
 in the runs, fail where it is not, and are undecided while a compared variant still improves
 (the stability and initialisation checks excepted, which compare at equal updates) or the runs
 cannot tell: synthetic runs scored with the real metrics, with Transformer diagnostics files
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from report_support import WORDS, converging, corpus, write_run
 
-from seq2seq_lab.report.experiments.e4_norm_warmup import E4
+from experiments.e4_norm_warmup.spec import SPEC as E4
 from seq2seq_lab.report.runs import find_runs
 from seq2seq_lab.report.spec import Comparison
 

@@ -1,4 +1,4 @@
-"""E5's verdict checks (report/experiments/e5_scaling.py) on synthetic runs scored with the real
+"""E5's verdict checks (experiments/e5_scaling/spec.py) on synthetic runs scored with the real
 metrics: each check holds where the effect is there, fails where it is not, and is undecided,
 with its reason, where a compared variant still improves or the runs are too noisy; the
 attention entropy at init is a descriptive table, not a check."""
@@ -10,13 +10,15 @@ from types import SimpleNamespace
 import pytest
 from report_support import corpus, entropy_records, write_arm
 
-from seq2seq_lab.report.evidence import difference
-from seq2seq_lab.report.experiments.e5_scaling import (
-    E5,
+from experiments.e5_scaling.spec import (
     ENTROPY_TABLE,
     entropy_rows,
     gap_difference,
 )
+from experiments.e5_scaling.spec import (
+    SPEC as E5,
+)
+from seq2seq_lab.report.evidence import difference
 from seq2seq_lab.report.markdown import tables_section
 from seq2seq_lab.report.runs import find_runs
 from seq2seq_lab.report.spec import Comparison

@@ -1,4 +1,4 @@
-"""E6's verdict checks (report/experiments/e6_positions_heads.py) on synthetic runs scored with
+"""E6's verdict checks (experiments/e6_positions_heads/spec.py) on synthetic runs scored with
 the real metrics: each check holds where the effect is there, fails where it is not, and is
 undecided, with its reason, where a compared variant still improves or the runs are too
 noisy."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from report_support import corpus, write_arm
 
-from seq2seq_lab.report.experiments.e6_positions_heads import E6
+from experiments.e6_positions_heads.spec import SPEC as E6
 from seq2seq_lab.report.runs import find_runs
 from seq2seq_lab.report.spec import Comparison
 

@@ -1,4 +1,4 @@
-"""E7's verdict checks (report/experiments/e7_cells.py) on synthetic runs scored with the real
+"""E7's verdict checks (experiments/e7_cells/spec.py) on synthetic runs scored with the real
 metrics: each check holds where the effect is there, fails where it is not, and is undecided,
 with its reason, where a compared variant still improves or the runs are too noisy."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from report_support import corpus, write_arm
 
-from seq2seq_lab.report.experiments.e7_cells import E7
+from experiments.e7_cells.spec import SPEC as E7
 from seq2seq_lab.report.runs import find_runs
 from seq2seq_lab.report.spec import Comparison
 

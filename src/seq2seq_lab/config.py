@@ -17,11 +17,8 @@ import hydra.utils
 from hydra.errors import InstantiationException
 from omegaconf import DictConfig, OmegaConf
 
+from seq2seq_lab.checkout import CONF_DIR
 from seq2seq_lab.errors import ConfigError, UserError
-
-# The checkout: conf/ beside src/ (recorded paths are written relative to it: portable_paths)
-REPOSITORY = Path(__file__).resolve().parents[2]
-CONF_DIR = str(REPOSITORY / "conf")
 
 
 def run_stamp() -> str:

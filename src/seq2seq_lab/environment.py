@@ -20,9 +20,9 @@ PACKAGES = (
     "wandb",
 )
 
-# The instruction sets that set a CPU's speed, as torch detects them (name, torch's flag). The
-# model name does not tell them apart: E5's Multi30k grid ran on two 2-core "Intel(R) Xeon(R)
-# Processor" machines, one with AMX and one without (a 1-head run 890 s with, 968-992 s without).
+# The instruction sets that set a CPU's speed, as torch detects them (name, torch's flag): the
+# model name does not tell them apart (two "Intel(R) Xeon(R) Processor" machines, one with AMX
+# and one without, differ in speed: experiments/benchmarks/RESULTS.md).
 CPU_FEATURES = (
     ("AMX-BF16", "amx_bf16"),
     ("AVX512-BF16", "avx512_bf16"),

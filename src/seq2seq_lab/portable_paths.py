@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from seq2seq_lab.config import REPOSITORY
+from seq2seq_lab.checkout import REPOSITORY
 
 RUN_DIR = "${paths.output_dir}"
 CACHE_DIR = "${paths.cache_dir}"

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from seq2seq_lab.report.commands import SweepCommand, sweep_commands
 from seq2seq_lab.report.evidence import Difference, difference
-from seq2seq_lab.report.experiments import spec_for
 from seq2seq_lab.report.grid import grid_settings
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Comparison, ExperimentSpec, Verdict
+from seq2seq_lab.report.specs import spec_for
 
 
 @dataclass
@@ -32,7 +32,7 @@ def assess(
     name: str, runs: list[Run], root: Path, spec: ExperimentSpec | None = None
 ) -> Assessment:
     """The assessment of the runs of experiment ``name`` by its own spec, or by ``spec`` (a
-    comparison that reads them: ``experiments.READERS``)."""
+    comparison that reads them: ``specs.readers``)."""
     spec = spec or spec_for(name)
     scales = {run.scale for run in runs}
     grid = grid_settings(name, scales.pop()) if len(scales) == 1 and spec.checks else None

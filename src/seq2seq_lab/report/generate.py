@@ -24,12 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from seq2seq_lab.errors import UserError
 from seq2seq_lab.portable_paths import relative
+from seq2seq_lab.report import specs
 from seq2seq_lab.report.assessment import Assessment, assess
-from seq2seq_lab.report.experiments import READERS
 from seq2seq_lab.report.figures import Figures, draw_figures
 from seq2seq_lab.report.markdown import experiment_markdown, index_markdown
-from seq2seq_lab.report.run_table import is_run_table, kept_commands, kept_figures
+from seq2seq_lab.report.run_table import is_run_table, kept_commands, kept_figures, read_run_table
 from seq2seq_lab.report.runs import Run, Unreadable, find_runs
 from seq2seq_lab.report.spec import Comparison, ExperimentSpec
 from seq2seq_lab.report.summary import SUMMARY_FILE, write_summary
@@ -129,12 +130,28 @@ def build_experiment(
     return ExperimentReport(assessment, figures, path)
 
 
+def read_runs(
+    root: Path, exclude: Path | None, scale: str | None
+) -> tuple[list[Run], list[Unreadable]]:
+    """The runs under ``root`` (:func:`find_runs`), or, for a report's runs.csv, the runs of
+    that table, read in full before anything is written; ``scale`` is then the scale of rows
+    that record none (an error for any other ``root``)."""
+    if is_run_table(root):
+        return read_run_table(root, scale), []
+    if scale is not None:
+        raise UserError(
+            f"{root}: --scale applies to a run table (a report's runs.csv) only; the runs "
+            "under a directory record their scale"
+        )
+    return find_runs(root, exclude)
+
+
 def readers(name: str, runs: list[Run]) -> list[ExperimentSpec]:
-    """The comparisons made from experiment ``name``'s runs (``experiments.READERS``), those
+    """The comparisons made from experiment ``name``'s runs (``specs.readers``), those
     that need a record (the length probe's) only when some run has it."""
     return [
         spec
-        for spec in READERS.get(name, ())
+        for spec in specs.readers(name)
         if spec.needs_record is None or any(run.results.get(spec.needs_record) for run in runs)
     ]
 
@@ -165,7 +182,7 @@ def generate_report(
     from_table = is_run_table(root)
     default_out = root.parent.parent if from_table else root / "report"
     out_dir = Path(out) if out is not None else default_out
-    runs, unreadable = find_runs(root, exclude=out_dir, scale=scale)
+    runs, unreadable = read_runs(root, exclude=out_dir, scale=scale)
     by_experiment: dict[str, list[Run]] = {}
     for run in runs:
         by_experiment.setdefault(run.experiment or ADHOC, []).append(run)

@@ -1,6 +1,6 @@
 """An experiment's sweep grid, read from its composed Hydra config.
 
-``conf/experiment/<name>.yaml`` lists the grid in ``hydra.sweeper.params`` (key -> Hydra sweep
+``experiments/<name>/config.yaml`` lists the grid in ``hydra.sweeper.params`` (key -> Hydra sweep
 string, e.g. ``model: seq2seq,bahdanau`` and ``seed: ${seeds}``); the multirun starts one job
 per combination of the axes' values, so
 
@@ -24,7 +24,8 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-from seq2seq_lab.config import CONF_DIR
+from seq2seq_lab import experiment_folders
+from seq2seq_lab.checkout import CONF_DIR
 
 SEED = "seed"  # the axis of repetitions, counted apart from the grid's settings
 
@@ -82,7 +83,8 @@ def seeds(grid: list[Axis]) -> tuple[str, ...]:
 def grid_settings(name: str, scale: str | None) -> list[list[str]] | None:
     """The settings (override lists, seed excluded) of experiment ``name``'s grid at
     ``scale``; None when there is no such experiment config or scale to compose."""
-    if scale is None or not (Path(CONF_DIR) / "experiment" / f"{name}.yaml").is_file():
+    folder = experiment_folders.folder(name)
+    if scale is None or folder is None or not (folder / experiment_folders.CONFIG).is_file():
         return None
     if not (Path(CONF_DIR) / "scale" / f"{scale}.yaml").is_file():
         return None

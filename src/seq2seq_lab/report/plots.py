@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from seq2seq_lab.analysis.length_probe import PROBE
-from seq2seq_lab.report.aggregate import Role, Variant, bucket_key, mean_std
+from seq2seq_lab.report.aggregate import Role, Variant, bucket_key
 from seq2seq_lab.report.runs import Run
 
 if TYPE_CHECKING:
@@ -43,11 +42,11 @@ def save(figure: Figure, path: Path) -> Path:
     return path
 
 
-def _line_label(variant: Variant, line: KeyFn | None) -> str:
+def line_label(variant: Variant, line: KeyFn | None) -> str:
     return str(line(variant.role)) if line is not None else variant.label
 
 
-def _colors(keys: list[str]) -> dict[str, str]:
+def line_colors(keys: list[str]) -> dict[str, str]:
     unique = list(dict.fromkeys(keys))
     return {k: COLORS[i % len(COLORS)] for i, k in enumerate(unique)}
 
@@ -83,7 +82,7 @@ class BleuByLength:
                 yerr=[m.std or 0.0 for m in curve.values()],
                 marker="o",
                 capsize=3,
-                label=_line_label(variant, self.line),
+                label=line_label(variant, self.line),
             )
         train_max = _train_max_source_length(comparison.runs)
         if train_max is not None:
@@ -111,48 +110,6 @@ class BleuByLength:
         ax.set_title(
             "BLEU by source length" + (" (joined test inputs)" if self.record != "test" else "")
         )
-        return [save(figure, out_dir / f"{self.name}.png")]
-
-
-@dataclass(frozen=True)
-class ProbeOutputLength:
-    """The length probe's output length against its references per number of joined test
-    pairs k: c / r in 13a tokens (``length_probe.joins[k].length_ratio``), one line per
-    variant, mean over seeds with the std as error bars. A line that falls as k grows is a
-    model that stops early: its BLEU on long inputs is lost to the brevity penalty."""
-
-    line: KeyFn | None = None
-    name: str = "probe_output_length"
-    caption: str = (
-        "Output length / reference length on the test set joined k pairs at a time (13a "
-        "tokens; mean over seeds, bars: std; below 1: the brevity penalty applies)"
-    )
-    record: str = PROBE
-
-    def draw(self, comparison: Comparison, out_dir: Path) -> list[Path]:
-        curves = [(v, v.per_join("length_ratio", self.record)) for v in comparison.variants]
-        curves = [(v, c) for v, c in curves if c]
-        if not curves:
-            return []
-        figure = Figure(figsize=(7.5, 4.5), layout="constrained")
-        ax = figure.add_subplot()
-        for variant, curve in curves:
-            ax.errorbar(
-                list(curve),
-                [m.mean for m in curve.values()],
-                yerr=[m.std or 0.0 for m in curve.values()],
-                marker="o",
-                capsize=3,
-                label=_line_label(variant, self.line),
-            )
-        ax.axhline(1.0, color="grey", linestyle=":", linewidth=1)
-        ax.set_xticks(sorted({k for _, c in curves for k in c}))
-        ax.set_xlabel("test pairs joined into one input (k)")
-        ax.set_ylabel("output length / reference length")
-        ax.set_ylim(bottom=0)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-        ax.set_title("Output length on joined test inputs")
         return [save(figure, out_dir / f"{self.name}.png")]
 
 
@@ -184,14 +141,14 @@ class LossCurves:
         facets = list(
             dict.fromkeys(str(self.facet(v.role)) if self.facet else "" for v in variants)
         )
-        colors = _colors([_line_label(v, self.line) for v in variants])
+        colors = line_colors([line_label(v, self.line) for v in variants])
         figure = Figure(figsize=(4.2 * len(facets) + 2.5, 6.5), layout="constrained")
         axes = figure.subplots(2, len(facets), squeeze=False, sharex="col")
         labelled: set[tuple[int, str]] = set()
         ranges: dict[tuple[int, int], tuple[float, float]] = {}  # (row, col) -> value range
         for variant in variants:
             col = facets.index(str(self.facet(variant.role)) if self.facet else "")
-            label = _line_label(variant, self.line)
+            label = line_label(variant, self.line)
             for run in variant.runs:
                 for row, column in enumerate(("train/loss", "val/loss")):
                     steps, values = run.series(column)
@@ -230,140 +187,4 @@ class LossCurves:
                     ax.legend(fontsize=7)
                 else:
                     ax.set_xlabel("step")
-        return [save(figure, out_dir / f"{self.name}.png")]
-
-
-# ---------------------------------------------------------------------------- Transformer diagnostics
-@dataclass(frozen=True)
-class GradNormsAtInit:
-    """Per-sub-layer gradient norms at initialisation (diagnostics/grad_norms_init.json), one
-    line per line key (the lowest-seed run that has the file), one figure per ``figure`` key;
-    drawn by ``seq2seq_lab.analysis.gradients.plot_gradient_norms``."""
-
-    line: KeyFn | None = None
-    figure: KeyFn | None = None
-    name: str = "grad_norms_init"
-    caption: str = "Gradient norm of each block's weights at initialisation (log scale)"
-
-    def draw(self, comparison: Comparison, out_dir: Path) -> list[Path]:
-        from seq2seq_lab.analysis.gradients import plot_gradient_norms
-
-        figures: dict[str, dict[str, dict[str, float]]] = {}
-        for variant in comparison.variants:
-            key = str(self.figure(variant.role)) if self.figure else ""
-            label = _line_label(variant, self.line)
-            if label in figures.get(key, {}):
-                continue  # the profile at init does not depend on lr or warmup: one is enough
-            profile = next((p for r in variant.runs if (p := r.grad_norms_init())), None)
-            if profile:
-                figures.setdefault(key, {})[label] = profile
-        paths = []
-        for key, profiles in figures.items():
-            name = f"{self.name}_{slug(key)}" if key else self.name
-            title = f"gradient norms at initialisation{', ' + key if key else ''}"
-            paths.append(plot_gradient_norms(profiles, out_dir / f"{name}.png", title=title))
-        return paths
-
-
-def _mean_lists(lists: list[list[float]]) -> list[float] | None:
-    """Element-wise mean of equally long lists (None if they differ in length or are none)."""
-    if not lists or len({len(x) for x in lists}) != 1:
-        return None
-    return [mean_std(column).mean for column in zip(*lists)]  # type: ignore[misc]
-
-
-@dataclass(frozen=True)
-class LayerSimilarity:
-    """Cosine similarity of consecutive blocks' outputs at the last validation
-    (diagnostics/validation.jsonl), encoder and decoder panels, mean over the line's
-    non-failed runs. Values near 1 in the top blocks: representation collapse."""
-
-    line: KeyFn | None = None
-    name: str = "layer_similarity"
-    caption: str = "Cosine similarity of consecutive blocks' outputs, last validation"
-
-    def draw(self, comparison: Comparison, out_dir: Path) -> list[Path]:
-        collected: dict[str, dict[str, list[list[float]]]] = {}
-        for variant in comparison.variants:
-            label = _line_label(variant, self.line)
-            for records in variant.diagnostics():
-                for stack, values in (records[-1].get("similarity") or {}).items():
-                    collected.setdefault(label, {}).setdefault(stack, []).append(values)
-        if not collected:
-            return []
-        stacks = list(dict.fromkeys(s for per in collected.values() for s in per))
-        figure = Figure(figsize=(4.5 * len(stacks), 3.8), layout="constrained")
-        axes = figure.subplots(1, len(stacks), squeeze=False)[0]
-        for ax, stack in zip(axes, stacks):
-            for label, per_stack in collected.items():
-                mean = _mean_lists(per_stack.get(stack, []))
-                if mean:
-                    ax.plot(range(len(mean)), mean, marker="o", label=label)
-            longest = max((len(v) for p in collected.values() for v in p.get(stack, [])), default=0)
-            ax.set_xticks(range(longest), [f"{i}-{i + 1}" for i in range(longest)])
-            ax.set_xlabel("blocks")
-            ax.set_ylabel("cosine similarity")
-            ax.set_title(stack)
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
-        return [save(figure, out_dir / f"{self.name}.png")]
-
-
-@dataclass(frozen=True)
-class EntropyVsDk:
-    """Mean attention entropy (nats, over layers and heads) against d_k, one line per line
-    key, one panel per attention kind; solid: at init (before any update), dashed: last
-    validation (diagnostics/validation.jsonl), mean over the non-failed runs."""
-
-    dk: KeyFn
-    line: KeyFn | None = None
-    name: str = "entropy_vs_dk"
-    caption: str = "Attention entropy against d_k (solid: at init, dashed: last validation)"
-
-    def draw(self, comparison: Comparison, out_dir: Path) -> list[Path]:
-        from seq2seq_lab.analysis.entropy import mean_entropy
-
-        # points[(label, when)][kind][d_k] -> entropies of the runs
-        points: dict[tuple[str, str], dict[str, dict[float, list[float]]]] = {}
-        for variant in comparison.variants:
-            dk, label = self.dk(variant.role), _line_label(variant, self.line)
-            if dk is None:
-                continue
-            inits = [("at init", record) for record in variant.init_diagnostics()]
-            lasts = [("last validation", records[-1]) for records in variant.diagnostics()]
-            for when, record in inits + lasts:
-                if not record.get("entropy"):
-                    continue
-                for kind, value in mean_entropy(record["entropy"]).items():
-                    series = points.setdefault((label, when), {}).setdefault(kind, {})
-                    series.setdefault(float(dk), []).append(value)
-        if not points:
-            return []
-        kinds = list(dict.fromkeys(k for per in points.values() for k in per))
-        colors = _colors([label for label, _ in points])
-        figure = Figure(figsize=(4.3 * len(kinds), 3.8), layout="constrained")
-        axes = figure.subplots(1, len(kinds), squeeze=False)[0]
-        for ax, kind in zip(axes, kinds):
-            for (label, when), per_kind in points.items():
-                series = per_kind.get(kind)
-                if not series:
-                    continue
-                xs = sorted(series)
-                ax.plot(
-                    xs,
-                    [mean_std(series[x]).mean for x in xs],
-                    marker="o",
-                    color=colors[label],
-                    linestyle="-" if when == "at init" else "--",
-                    label=f"{label} ({when})",
-                )
-            ax.set_xscale("log", base=2)
-            ticks = sorted({x for per in points.values() for x in per.get(kind, {})})
-            ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
-            ax.minorticks_off()
-            ax.set_xlabel("d_k = d_model / heads")
-            ax.set_ylabel("entropy (nats)")
-            ax.set_title(kind)
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
         return [save(figure, out_dir / f"{self.name}.png")]

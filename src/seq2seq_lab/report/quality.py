@@ -13,11 +13,9 @@ its seeds; a target counts as met only with every confirmation seed finished:
     met(family) = seeds == {1, 2, 3} and mean_s BLEU_test(chosen, s) >= TARGETS[family]
 
 The budget is the wall clock, so runs are comparable only on one kind of CPU, and the machines
-handed out under one name differ in speed (Bahdanau at its real_cpu size, two jobs side by
-side, validation included: 1.45 s an update on a 2-core AMX Xeon, bahdanau_base's 1,247 updates
-in 1,806 s; 2.07 s on a 2-core AVX512-BF16 EPYC, E1's 1,600 in 3,313 s). The report names
-each run's CPU, and ``--check-cpu`` refuses (exit 2) a machine whose CPU differs from the one
-the finished runs trained on, before a pass adds a run to them.
+handed out under one name differ in speed (experiments/recipe_quality/NOTES.md: CPU speeds).
+The report names each run's CPU, and ``--check-cpu`` refuses (exit 2) a machine whose CPU
+differs from the one the finished runs trained on, before a pass adds a run to them.
 
 ``python -m seq2seq_lab.report.quality RUNS [--out DIR] [--select | --check-cpu]``: the report,
 or with ``--select`` the chosen candidate of each family, one per line, or with ``--check-cpu``
@@ -32,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from seq2seq_lab import environment
-from seq2seq_lab.config import CONF_DIR
+from seq2seq_lab.checkout import CONF_DIR
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.report.aggregate import mean_std
 from seq2seq_lab.report.markdown import cpu_description, hardware, software, table, training_budget

@@ -43,7 +43,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from seq2seq_lab.config import CONF_DIR
+from seq2seq_lab import experiment_folders
+from seq2seq_lab.checkout import CONF_DIR
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.report.commands import SweepCommand
 from seq2seq_lab.report.figures import SOURCES, Figures, Heatmap
@@ -199,7 +200,7 @@ def variant_settings(experiment: str, scale: str | None) -> dict[str, list[str]]
 
     from seq2seq_lab.report.grid import grid_settings
 
-    if scale is None or not (Path(CONF_DIR) / "experiment" / f"{experiment}.yaml").is_file():
+    if scale is None or experiment not in experiment_folders.experiments():
         return {}
     try:
         grid = grid_settings(experiment, scale)

@@ -275,29 +275,16 @@ class Unreadable:
     reason: str
 
 
-def find_runs(
-    root: str | Path, exclude: Path | None = None, *, scale: str | None = None
-) -> tuple[list[Run], list[Unreadable]]:
+def find_runs(root: str | Path, exclude: Path | None = None) -> tuple[list[Run], list[Unreadable]]:
     """Every run under ``root`` (searched recursively for results.json), in path order, and
     the results.json files that could not be read. ``exclude``: a directory to skip (the
     report's own output, when it lies inside ``root``). Runs a resumable queue set aside
-    (``results.ABANDONED``) are left out. ``root`` may also be one results.json, or a report's
-    runs.csv: the runs of that table (:mod:`seq2seq_lab.report.run_table`), read in full
-    before anything is written; ``scale`` is then the scale of rows that record none (an
-    error for any other ``root``)."""
-    from seq2seq_lab.report.run_table import is_run_table, read_run_table
-
+    (``results.ABANDONED``) are left out. ``root`` may also be one results.json (a report's
+    runs.csv is read by :mod:`seq2seq_lab.report.run_table`)."""
     root = Path(root)
     if not root.exists():
         raise UserError(
             f"{root}: no such directory (expected a sweep directory, runs or a runs.csv)"
-        )
-    if is_run_table(root):
-        return read_run_table(root, scale), []
-    if scale is not None:
-        raise UserError(
-            f"{root}: --scale applies to a run table (a report's runs.csv) only; the runs "
-            "under a directory record their scale"
         )
     if root.is_file() and root.name != RESULTS_FILE:
         raise UserError(

@@ -29,7 +29,7 @@ def summary(assessment: Assessment) -> dict[str, Any]:
     finished_seeds = [len({r.seed for r in v.runs if r.finished}) for v in comparison.variants]
     return {
         "experiment": assessment.name,
-        "comparison": assessment.spec.name,  # another than the experiment's own: READERS
+        "comparison": assessment.spec.name,  # another than the experiment's own: specs.readers
         "title": assessment.spec.title,
         "published": assessment.spec.published,
         "verdict": verdict.outcome,

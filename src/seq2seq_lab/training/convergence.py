@@ -9,7 +9,7 @@ how much the best validation BLEU rose over the last quarter of training. A budg
 is long enough for a comparison when the best variant's late gain (mean over its seeds) is
 below ``CONVERGED_GAIN``: its validation BLEU has stopped rising, so giving every variant more
 updates would not change which is best for want of training. The budgets of
-``conf/experiment/*.yaml`` were chosen this way (``experiments/README.md``), and every report
+``experiments/<name>/config.yaml`` were chosen this way (``experiments/README.md``), and every report
 prints each variant's late gain beside its updates.
 """
 

@@ -1,25 +1,23 @@
 """The numeric precision a run trains in, when the config leaves the choice to the machine.
 
-``trainer.precision=auto`` resolves, once per run, to the fastest path that was measured to
-keep quality on this kind of device, and falls back to full precision everywhere else:
+``trainer.precision=auto`` resolves, once per run, to bf16-mixed where bf16 keeps quality and
+is faster on this device, and to full precision everywhere else:
 
 - a CUDA GPU with bf16 (Ampere and later): ``bf16-mixed``;
 - a CPU with native bf16 dot products (AMX-BF16 tiles, or AVX512-BF16) on which bf16 is
-  measured faster: ``bf16-mixed``. The flags alone do not decide: on a 2-core AMD EPYC with
-  AVX512-BF16 a training step was 1.39x faster in bf16-mixed, on a 2-core Xeon with
-  AVX512-BF16 (and AMX hidden by its hypervisor) bf16 matmuls ran 0.6x as fast as fp32 and the
-  CPU recipe made half the updates. So :func:`bf16_speedup` times a training-shaped matmul
-  (forward and backward) both ways, alternating, in the run's threads (about a second), and
-  bf16-mixed is chosen only when it is at least ``MIN_SPEEDUP`` faster;
+  measured faster: ``bf16-mixed``. The flags alone do not decide: on some CPUs with these
+  instructions bf16 trains faster than fp32, on others slower. So :func:`bf16_speedup` times a
+  training-shaped matmul (forward and backward) both ways, alternating, in the run's threads
+  (about a second), and bf16-mixed is chosen only when it is at least ``MIN_SPEEDUP`` faster;
 - any other CPU: ``32-true``.
 
-The speed figures and the quality check (test BLEU at a fixed number of updates, three seeds
-each side, no significant difference) are in experiments/benchmarks/RESULTS.md ("Training
-precision"). ``auto`` is the default of the ``full`` scale (a GPU: decided by its
-capability) and of the CPU recipe. The comparisons on a CPU (``cpu``, ``real_cpu``) keep
-``32-true``: a grid's runs must share numerics across sessions and machines, and the probe,
-timed while another job trains beside it, once chose bf16-mixed for one of three identical
-E4 jobs (conf/scale/real_cpu.yaml).
+The speed figures of both kinds of CPU and the quality check (test BLEU at a fixed number of
+updates, three seeds each side, no significant difference) are in
+experiments/benchmarks/RESULTS.md ("Training precision"). ``auto`` is the default of the
+``full`` scale (a GPU: decided by its capability) and of the CPU recipe. The comparisons on a
+CPU (``cpu``, ``real_cpu``) keep ``32-true``: a grid's runs must share numerics across
+sessions and machines, and the probe, timed while another job trains beside it, can choose
+differently for identical jobs (RESULTS.md: "The precision probe beside another job").
 Any explicit Lightning precision (``32-true``, ``bf16-mixed``, ``16-mixed``...) is kept as
 given. The choice and its reason are logged in one line and recorded in results.json.
 """

@@ -6,8 +6,7 @@ input feeding."""
 from __future__ import annotations
 
 from seq2seq_lab.report.aggregate import Role, Variant
-from seq2seq_lab.report.evidence import recorded
-from seq2seq_lab.report.experiments.common import (
+from seq2seq_lab.report.checks import (
     ALIGNMENT_TABLE,
     Pairs,
     config_flag,
@@ -17,6 +16,7 @@ from seq2seq_lab.report.experiments.common import (
     pair_up,
     rank,
 )
+from seq2seq_lab.report.evidence import recorded
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
 from seq2seq_lab.report.rules import BETTER, WORSE, Claim
 from seq2seq_lab.report.runs import Run
@@ -113,7 +113,7 @@ def _e3_contrasts(c: Comparison) -> Pairs:
     )
 
 
-E3 = ExperimentSpec(
+SPEC = ExperimentSpec(
     name="e3_scores",
     title="E3 attention score functions and input feeding (Luong et al. 2015)",
     published=(

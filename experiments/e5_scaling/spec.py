@@ -1,7 +1,7 @@
 """E5 scaled vs unscaled dot-product attention (Vaswani et al. 2017): roles by
 model.attention.scale x d_k = model.d_model / model.heads.
 
-The grid varies d_k by the head count at a fixed d_model (conf/experiment/e5_scaling.yaml:
+The grid varies d_k by the head count at a fixed d_model (config.yaml beside this file:
 d_model 256 with 16, 4 and 1 heads, d_k 16, 64 and 256), so the largest d_k is the
 single-head model. The attention entropy at initialisation is a diagnostic of the
 implementation (without the scaling a correct one saturates the softmax as d_k grows, with no
@@ -11,9 +11,13 @@ implementation could make it fail.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
+from matplotlib.figure import Figure
+
 from seq2seq_lab.report.aggregate import Role, Variant, mean_std
-from seq2seq_lab.report.evidence import Difference, difference
-from seq2seq_lab.report.experiments.common import (
+from seq2seq_lab.report.checks import (
     NOT_CONVERGED,
     as_number,
     config_flag,
@@ -23,7 +27,8 @@ from seq2seq_lab.report.experiments.common import (
     missing,
     pair_up,
 )
-from seq2seq_lab.report.plots import EntropyVsDk, LossCurves
+from seq2seq_lab.report.evidence import Difference, difference
+from seq2seq_lab.report.plots import KeyFn, LossCurves, line_colors, line_label, save
 from seq2seq_lab.report.rules import BETTER, Claim
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import (
@@ -201,7 +206,67 @@ def _e5_gap_grows(c: Comparison) -> Finding:
     return decided(GROWS, d, detail, text)
 
 
-E5 = ExperimentSpec(
+@dataclass(frozen=True)
+class EntropyVsDk:
+    """Mean attention entropy (nats, over layers and heads) against d_k, one line per line
+    key, one panel per attention kind; solid: at init (before any update), dashed: last
+    validation (diagnostics/validation.jsonl), mean over the non-failed runs."""
+
+    dk: KeyFn
+    line: KeyFn | None = None
+    name: str = "entropy_vs_dk"
+    caption: str = "Attention entropy against d_k (solid: at init, dashed: last validation)"
+
+    def draw(self, comparison: Comparison, out_dir: Path) -> list[Path]:
+        from seq2seq_lab.analysis.entropy import mean_entropy
+
+        # points[(label, when)][kind][d_k] -> entropies of the runs
+        points: dict[tuple[str, str], dict[str, dict[float, list[float]]]] = {}
+        for variant in comparison.variants:
+            dk, label = self.dk(variant.role), line_label(variant, self.line)
+            if dk is None:
+                continue
+            inits = [("at init", record) for record in variant.init_diagnostics()]
+            lasts = [("last validation", records[-1]) for records in variant.diagnostics()]
+            for when, record in inits + lasts:
+                if not record.get("entropy"):
+                    continue
+                for kind, value in mean_entropy(record["entropy"]).items():
+                    series = points.setdefault((label, when), {}).setdefault(kind, {})
+                    series.setdefault(float(dk), []).append(value)
+        if not points:
+            return []
+        kinds = list(dict.fromkeys(k for per in points.values() for k in per))
+        colors = line_colors([label for label, _ in points])
+        figure = Figure(figsize=(4.3 * len(kinds), 3.8), layout="constrained")
+        axes = figure.subplots(1, len(kinds), squeeze=False)[0]
+        for ax, kind in zip(axes, kinds):
+            for (label, when), per_kind in points.items():
+                series = per_kind.get(kind)
+                if not series:
+                    continue
+                xs = sorted(series)
+                ax.plot(
+                    xs,
+                    [mean_std(series[x]).mean for x in xs],
+                    marker="o",
+                    color=colors[label],
+                    linestyle="-" if when == "at init" else "--",
+                    label=f"{label} ({when})",
+                )
+            ax.set_xscale("log", base=2)
+            ticks = sorted({x for per in points.values() for x in per.get(kind, {})})
+            ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
+            ax.minorticks_off()
+            ax.set_xlabel("d_k = d_model / heads")
+            ax.set_ylabel("entropy (nats)")
+            ax.set_title(kind)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+        return [save(figure, out_dir / f"{self.name}.png")]
+
+
+SPEC = ExperimentSpec(
     name="e5_scaling",
     title="E5 scaled vs unscaled dot-product attention (Vaswani et al. 2017)",
     published=(

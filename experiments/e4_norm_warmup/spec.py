@@ -6,10 +6,13 @@ warmup, post-LN worse with depth, gradient norms at initialisation, top-block si
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
-from seq2seq_lab.report.aggregate import Role, Variant
-from seq2seq_lab.report.evidence import Measure, recorded
-from seq2seq_lab.report.experiments.common import (
+from matplotlib.figure import Figure
+
+from seq2seq_lab.report.aggregate import Role, Variant, mean_std
+from seq2seq_lab.report.checks import (
     NOT_CONVERGED,
     as_number,
     bleu_text,
@@ -18,7 +21,8 @@ from seq2seq_lab.report.experiments.common import (
     missing,
     pair_up,
 )
-from seq2seq_lab.report.plots import GradNormsAtInit, LayerSimilarity, LossCurves
+from seq2seq_lab.report.evidence import Measure, recorded
+from seq2seq_lab.report.plots import KeyFn, LossCurves, line_label, save, slug
 from seq2seq_lab.report.rules import WORSE, Claim
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, QualityFloor
@@ -251,7 +255,82 @@ def _e4_line(role: Role) -> str:
     return f"{role.get('norm')}-LN, {'warmup' if role.get('warmup') else 'no warmup'}"
 
 
-E4 = ExperimentSpec(
+@dataclass(frozen=True)
+class GradNormsAtInit:
+    """Per-sub-layer gradient norms at initialisation (diagnostics/grad_norms_init.json), one
+    line per line key (the lowest-seed run that has the file), one figure per ``figure`` key;
+    drawn by ``seq2seq_lab.analysis.gradients.plot_gradient_norms``."""
+
+    line: KeyFn | None = None
+    figure: KeyFn | None = None
+    name: str = "grad_norms_init"
+    caption: str = "Gradient norm of each block's weights at initialisation (log scale)"
+
+    def draw(self, comparison: Comparison, out_dir: Path) -> list[Path]:
+        from seq2seq_lab.analysis.gradients import plot_gradient_norms
+
+        figures: dict[str, dict[str, dict[str, float]]] = {}
+        for variant in comparison.variants:
+            key = str(self.figure(variant.role)) if self.figure else ""
+            label = line_label(variant, self.line)
+            if label in figures.get(key, {}):
+                continue  # the profile at init does not depend on lr or warmup: one is enough
+            profile = next((p for r in variant.runs if (p := r.grad_norms_init())), None)
+            if profile:
+                figures.setdefault(key, {})[label] = profile
+        paths = []
+        for key, profiles in figures.items():
+            name = f"{self.name}_{slug(key)}" if key else self.name
+            title = f"gradient norms at initialisation{', ' + key if key else ''}"
+            paths.append(plot_gradient_norms(profiles, out_dir / f"{name}.png", title=title))
+        return paths
+
+
+def mean_lists(lists: list[list[float]]) -> list[float] | None:
+    """Element-wise mean of equally long lists (None if they differ in length or are none)."""
+    if not lists or len({len(x) for x in lists}) != 1:
+        return None
+    return [mean_std(column).mean for column in zip(*lists)]  # type: ignore[misc]
+
+
+@dataclass(frozen=True)
+class LayerSimilarity:
+    """Cosine similarity of consecutive blocks' outputs at the last validation
+    (diagnostics/validation.jsonl), encoder and decoder panels, mean over the line's
+    non-failed runs. Values near 1 in the top blocks: representation collapse."""
+
+    line: KeyFn | None = None
+    name: str = "layer_similarity"
+    caption: str = "Cosine similarity of consecutive blocks' outputs, last validation"
+
+    def draw(self, comparison: Comparison, out_dir: Path) -> list[Path]:
+        collected: dict[str, dict[str, list[list[float]]]] = {}
+        for variant in comparison.variants:
+            label = line_label(variant, self.line)
+            for records in variant.diagnostics():
+                for stack, values in (records[-1].get("similarity") or {}).items():
+                    collected.setdefault(label, {}).setdefault(stack, []).append(values)
+        if not collected:
+            return []
+        stacks = list(dict.fromkeys(s for per in collected.values() for s in per))
+        figure = Figure(figsize=(4.5 * len(stacks), 3.8), layout="constrained")
+        axes = figure.subplots(1, len(stacks), squeeze=False)[0]
+        for ax, stack in zip(axes, stacks):
+            for label, per_stack in collected.items():
+                mean = mean_lists(per_stack.get(stack, []))
+                if mean:
+                    ax.plot(range(len(mean)), mean, marker="o", label=label)
+            longest = max((len(v) for p in collected.values() for v in p.get(stack, [])), default=0)
+            ax.set_xticks(range(longest), [f"{i}-{i + 1}" for i in range(longest)])
+            ax.set_xlabel("blocks")
+            ax.set_ylabel("cosine similarity")
+            ax.set_title(stack)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+        return [save(figure, out_dir / f"{self.name}.png")]
+
+
+SPEC = ExperimentSpec(
     name="e4_norm_warmup",
     title="E4 post-LN vs pre-LN, with and without warmup (Xiong et al. 2020; Liu et al. 2020)",
     published=(

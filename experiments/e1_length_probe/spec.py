@@ -16,12 +16,16 @@ so the test-sentence term is not counted and the checks say so.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
+from matplotlib.figure import Figure
+
+from experiments.e1_attention.spec import SPEC as E1
 from seq2seq_lab.analysis.length_probe import PROBE
 from seq2seq_lab.report.aggregate import Variant, bucket_key, mean_std
-from seq2seq_lab.report.evidence import level, recorded
-from seq2seq_lab.report.experiments.common import (
+from seq2seq_lab.report.checks import (
     MIN_BUCKET_SENTENCES,
     decided,
     every,
@@ -30,8 +34,8 @@ from seq2seq_lab.report.experiments.common import (
     judged,
     missing,
 )
-from seq2seq_lab.report.experiments.e1_attention import E1
-from seq2seq_lab.report.plots import BleuByLength, ProbeOutputLength
+from seq2seq_lab.report.evidence import level, recorded
+from seq2seq_lab.report.plots import BleuByLength, KeyFn, line_label, save
 from seq2seq_lab.report.rules import Claim
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, Table
@@ -167,7 +171,49 @@ def _plain_collapses(c: Comparison) -> Finding:
     return decided(Claim("at most", COLLAPSED), d, detail, text)
 
 
-LENGTH_PROBE = ExperimentSpec(
+@dataclass(frozen=True)
+class ProbeOutputLength:
+    """The length probe's output length against its references per number of joined test
+    pairs k: c / r in 13a tokens (``length_probe.joins[k].length_ratio``), one line per
+    variant, mean over seeds with the std as error bars. A line that falls as k grows is a
+    model that stops early: its BLEU on long inputs is lost to the brevity penalty."""
+
+    line: KeyFn | None = None
+    name: str = "probe_output_length"
+    caption: str = (
+        "Output length / reference length on the test set joined k pairs at a time (13a "
+        "tokens; mean over seeds, bars: std; below 1: the brevity penalty applies)"
+    )
+    record: str = PROBE
+
+    def draw(self, comparison: Comparison, out_dir: Path) -> list[Path]:
+        curves = [(v, v.per_join("length_ratio", self.record)) for v in comparison.variants]
+        curves = [(v, c) for v, c in curves if c]
+        if not curves:
+            return []
+        figure = Figure(figsize=(7.5, 4.5), layout="constrained")
+        ax = figure.add_subplot()
+        for variant, curve in curves:
+            ax.errorbar(
+                list(curve),
+                [m.mean for m in curve.values()],
+                yerr=[m.std or 0.0 for m in curve.values()],
+                marker="o",
+                capsize=3,
+                label=line_label(variant, self.line),
+            )
+        ax.axhline(1.0, color="grey", linestyle=":", linewidth=1)
+        ax.set_xticks(sorted({k for _, c in curves for k in c}))
+        ax.set_xlabel("test pairs joined into one input (k)")
+        ax.set_ylabel("output length / reference length")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        ax.set_title("Output length on joined test inputs")
+        return [save(figure, out_dir / f"{self.name}.png")]
+
+
+SPEC = ExperimentSpec(
     name="e1_length_probe",
     title="E1 length beyond training: joined test inputs (Bahdanau et al. 2014, Fig. 2)",
     published=(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from seq2seq_lab.report.aggregate import Role, Variant
-from seq2seq_lab.report.experiments.common import (
+from seq2seq_lab.report.checks import (
     ALIGNMENT_TABLE,
     MIN_BUCKET_SENTENCES,
     config_flag,
@@ -56,7 +56,7 @@ def _e2_attention_flat(c: Comparison) -> Finding:
     return every(cases, "an attention model with and without reversal")
 
 
-E2 = ExperimentSpec(
+SPEC = ExperimentSpec(
     name="e2_reversal",
     title="E2 source reversal (Sutskever et al. 2014)",
     published=(

@@ -4,7 +4,7 @@ family; checks: attention gain, the Transformer on top, length retention of plai
 from __future__ import annotations
 
 from seq2seq_lab.report.aggregate import Variant
-from seq2seq_lab.report.experiments.common import (
+from seq2seq_lab.report.checks import (
     ALIGNMENT_TABLE,
     MIN_BUCKET_SENTENCES,
     every,
@@ -61,7 +61,7 @@ def _e1_length(c: Comparison) -> Finding:
     )
 
 
-E1 = ExperimentSpec(
+SPEC = ExperimentSpec(
     name="e1_attention",
     title="E1 attention vs no attention (Bahdanau et al. 2014; Luong et al. 2015)",
     published=(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from seq2seq_lab.report.aggregate import Role, Variant
-from seq2seq_lab.report.experiments.common import (
+from seq2seq_lab.report.checks import (
     Pairs,
     every,
     judged,
@@ -85,7 +85,7 @@ def _e6_contrasts(c: Comparison) -> Pairs:
     return pair_up(base, c.variants)
 
 
-E6 = ExperimentSpec(
+SPEC = ExperimentSpec(
     name="e6_positions_heads",
     title="E6 positions, heads and FFN activation (Vaswani et al. 2017 Table 3; Shaw et al. 2018)",
     published=(
