@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
-for folder in experiments/*/results-*/; do
+for folder in experiments/*/results/*/; do
   folder=${folder%/}
   if [[ -d $folder/runs ]]; then
     "$PY" -m seq2seq_lab.report "$folder/runs" --out "$folder"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The `cpu` grid: every comparison at `cpu` scale (conf/scale/cpu.yaml: the scale's three
 # seeds, each run trained for its experiment's update budget), one sweep after another, each
-# turned into its committed report experiments/<name>/results-cpu/. Each sweep's wall time goes
-# to experiments/<name>/results-cpu/wall_time.txt (the READMEs quote it), and the grid's to
+# turned into its committed report experiments/<name>/results/synthetic/. Each sweep's wall time goes
+# to experiments/<name>/results/synthetic/wall_time.txt (the READMEs quote it), and the grid's to
 # experiments/cpu_grid_wall_time.txt.
 #
 #   bash experiments/run_cpu.sh                                  # every comparison (under 2 hours)
@@ -38,7 +38,7 @@ done
 grid_start=$(date +%s)
 for name in "$@"; do
   sweep="$MULTIRUN/$name/cpu/$TAG"
-  out="$RESULTS/$name/results-cpu"
+  out="$RESULTS/$name/results/synthetic"
   command=("$PY" -m seq2seq_lab.train -m "experiment=$name" "${SEED_ARGS[@]}"
            hydra/launcher=joblib "hydra.launcher.n_jobs=$JOBS" "threads=$THREADS"
            '~callbacks.progress_bar' "${EXTRA[@]}")

@@ -10,8 +10,8 @@
 #   MINUTES=150 bash experiments/run_quality.sh   # end the call after 150 minutes
 #   REPORT_ONLY=1 bash experiments/run_quality.sh
 #
-# Runs: experiments/e1_attention/results-quality/{search,confirm}/<job>/ (committed without
-# checkpoints, see .gitignore); report: experiments/e1_attention/results-quality/quality.md;
+# Runs: experiments/recipe_quality/results/xeon/{search,confirm}/<job>/ (committed without
+# checkpoints, see .gitignore); report: experiments/recipe_quality/results/xeon/quality.md;
 # one line per pass in its wall_time.txt. Two runs side by side with one thread each (JOBS=2),
 # as in the real_cpu grids: a candidate's 30 minutes are those of one of two jobs on the
 # 2-core machine (JOBS=1 THREADS=1 runs one candidate at a time on one core while a grid of
@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 source experiments/python.sh
 JOBS=${JOBS:-2}
 THREADS=${THREADS:-$(( JOBS > 1 ? 1 : 2 ))}
-out=${OUT:-experiments/e1_attention/results-quality}
+out=${OUT:-experiments/recipe_quality/results/xeon}
 read -r -a EXTRA <<< "${OVERRIDES:-}"
 candidates=$(find conf/recipe/rnn -name '*.yaml' -printf '%f\n' | sed 's/\.yaml$//' | sort | paste -sd, -)
 sweep=("$PY" -m seq2seq_lab.train -m recipe=rnn_multi30k_cpu resume=true hydra/launcher=joblib

@@ -23,9 +23,9 @@
 # them; a later grid reached with less than START_MINUTES left (default 2) is not started. In a
 # session whose disk does not outlive it, set START_MINUTES to about one run's length: a run
 # cut short there restarts from scratch next time (see above).
-# Runs:   experiments/<name>/results-<data>/runs/<job>/ (committed without checkpoints and
-#         images, see .gitignore); the report beside them in experiments/<name>/results-<data>/.
-# Passes: experiments/<name>/results-<data>/wall_time.txt, one line each (command, runs
+# Runs:   experiments/<name>/results/<data>/runs/<job>/ (committed without checkpoints and
+#         images, see .gitignore); the report beside them in experiments/<name>/results/<data>/.
+# Passes: experiments/<name>/results/<data>/wall_time.txt, one line each (command, runs
 #         finished, seconds, hardware); the grid's wall time is their sum.
 # Two jobs at a time with one thread each (JOBS=2; on a 2-core CPU ~1.8x the throughput of
 # one job with two threads); JOBS=1 THREADS=1 runs a grid on one core while another grid has the
@@ -63,11 +63,11 @@ for name in "$@"; do
     echo "run_real.sh: $name not started: less than START_MINUTES=${START_MINUTES:-2} left of MINUTES=$MINUTES" >&2
     continue
   fi
-  out="$RESULTS/$name/results-$DATA"
+  out="$RESULTS/$name/results/$DATA"
   runs="$out/runs"
   # the other grids' runs on this data: a job identical to one of theirs reuses it
   # (seq2seq_lab/run_reuse.py) instead of training it again
-  others=$(find "$RESULTS" -mindepth 3 -maxdepth 3 -path "*/results-$DATA/runs" -type d \
+  others=$(find "$RESULTS" -mindepth 3 -maxdepth 3 -path "*/results/$DATA/runs" -type d \
              ! -path "$RESULTS/$name/*" -printf "'%p'\n" 2> /dev/null | sort | paste -sd, -)
   command=("$PY" -m seq2seq_lab.train -m "experiment=$name" "scale=$SCALE" resume=true
            hydra/launcher=joblib "hydra.launcher.n_jobs=$JOBS" "threads=$THREADS"

@@ -2,7 +2,7 @@
 # The Europarl length study at the reduced `real_cpu` scale without a GPU (issue 6): E1's four
 # models trained for a few minutes each by the wall clock on europarl_de_en_20k (the last 1,000
 # train lines held out as the test set), two at a time with one thread each, then one report:
-#   E1 on Europarl (length) -> experiments/e1_attention/results-long/
+#   E1 on Europarl (length) -> experiments/e1_attention/results/europarl-long/
 #
 #   bash experiments/run_real_cpu.sh                 # the study (~20 min on a 2-core CPU)
 #   REPORT_ONLY=1 ROOT=multirun/real_cpu/<time> bash experiments/run_real_cpu.sh  # report only
@@ -10,7 +10,7 @@
 #
 # Issue 6 also ran E1, E2 and E4 on Multi30k here by the wall clock; those comparisons now run
 # under the protocol (three seeds, a budget in updates) with experiments/run_real.sh, which
-# owns experiments/<name>/results-multi30k/ (issue 6's files are in the history before commit
+# owns experiments/<name>/results/multi30k/ (issue 6's files are in the history before commit
 # 57528d5). Minutes of training per run (validation included, test excluded) are set below; the
 # study's real size needs a GPU (`scale=full`, experiments/e1_attention/README.md).
 set -euo pipefail
@@ -52,7 +52,7 @@ if [ -z "${REPORT_ONLY:-}" ]; then  # REPORT_ONLY=1: (re)write the reports of a 
 fi
 end=$(date +%s)
 
-out=experiments/e1_attention/results-long
+out=experiments/e1_attention/results/europarl-long
 if [ -d "$ROOT/long" ]; then
   mkdir -p "$out"
   {

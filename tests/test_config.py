@@ -101,7 +101,9 @@ def test_at_cpu_every_variant_trains_for_the_experiments_update_budget(name, tmp
     """The protocol (conf/scale/cpu.yaml): max_steps is the experiment's declared budget, no
     early stopping ends a variant sooner, and the wall clock is only a cap above it."""
     cfg = compose_config("train", [f"experiment={name}"], tmp_path)
-    declared = OmegaConf.load(experiment_folders.folder(name) / experiment_folders.CONFIG).updates.cpu
+    declared = OmegaConf.load(
+        experiment_folders.folder(name) / experiment_folders.CONFIG
+    ).updates.cpu
     assert cfg.trainer.max_steps == declared > 0
     assert cfg.callbacks.early_stopping is None
     assert cfg.trainer.max_time is not None
@@ -114,7 +116,9 @@ def test_at_real_cpu_a_declared_budget_is_every_runs_budget(tmp_path):
     seeds, and the wall clock a cap above it."""
     declared = {}
     for name in EXPERIMENTS:
-        updates = OmegaConf.load(experiment_folders.folder(name) / experiment_folders.CONFIG).updates
+        updates = OmegaConf.load(
+            experiment_folders.folder(name) / experiment_folders.CONFIG
+        ).updates
         if "real_cpu" in updates:
             declared[name] = updates.real_cpu
     assert {"e4_norm_warmup", "e5_scaling", "e6_positions_heads"} <= set(declared)

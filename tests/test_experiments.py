@@ -196,7 +196,7 @@ def test_run_cpu_sh_runs_the_named_grids_and_writes_reports_and_wall_times(tmp_p
     proc = subprocess.run(["bash", str(REPO / "experiments" / "run_cpu.sh"), "e1_attention"],
                           env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    out = tmp_path / "experiments" / "e1_attention" / "results-cpu"
+    out = tmp_path / "experiments" / "e1_attention" / "results/synthetic"
     assert (out / "e1_attention" / "report.md").is_file()
     assert json.loads((out / "e1_attention" / "verdict.json").read_text())["verdict"]
     assert "jobs: 2" in (out / "wall_time.txt").read_text()

@@ -209,7 +209,7 @@ def test_header_carries_the_sweep_command_seeds_versions_and_hardware(generated)
 def test_the_header_sums_the_wall_time_of_the_queues_passes(tmp_path):
     """run_real.sh's layout: OUT/runs (the runs), OUT/wall_time.txt (a label, then one line
     per pass, experiments/queue.sh), the report in OUT. Without the file: no such line."""
-    out = tmp_path / "results-multi30k"
+    out = tmp_path / "results/multi30k"
     e1_sweep(out / "runs")
     generate_report(out / "runs", out)
     assert "**Wall time:**" not in (out / "e1_attention" / "report.md").read_text()
@@ -391,7 +391,7 @@ def test_each_report_writes_the_summary_the_readme_tables_show(generated, tmp_pa
     # (a comparison from another's runs, the length probe, has one row until it has a report)
     readers_ = sum(len(readers(n)) for n in SPECS)
     assert len(rows) == len(SPECS) * len(COMMITTED) + readers_ == 2 * len(SPECS) + 1
-    (e1,) = [r for r in rows if "e1_attention/results-cpu/e1_attention/report.md" in r]
+    (e1,) = [r for r in rows if "e1_attention/results/synthetic/e1_attention/report.md" in r]
     assert "(0 seeds, `cpu`, synthetic test corpus)" in e1
     assert "**inconclusive (0 seeds)**: " in e1 and SPECS["e1_attention"].published[:40] in e1
     assert sum("not run under the current protocol yet" in r for r in rows) == len(rows) - 1

@@ -86,21 +86,25 @@ def test_rewriting_replaces_only_the_block_and_check_reports_stale(tmp_path, mon
 
 
 def test_the_quality_block_is_the_reports_table_section_and_names_a_stale_report(tmp_path):
-    report = tmp_path / readmes.QUALITY_REPORT
+    source = "experiments/study/results/a/quality.md"
+    report = tmp_path / source
     report.parent.mkdir(parents=True)
     table = "| model | test BLEU |\n|---|---|\n| Luong | 34.17 |\n\nVal gain, last quarter: ..."
     report.write_text(f"# title\n\n{quality.TABLE_HEADING}\n\n{table}\n\n## Search\n\n| x |\n")
-    block = readmes.quality_block(report, tmp_path)
-    assert block.startswith(readmes.QUALITY_BEGIN) and block.endswith(readmes.QUALITY_END)
+    block = readmes.quality_block(report, tmp_path, source)
+    assert block.startswith(readmes.QUALITY_BEGIN.format(source=source))
+    assert block.endswith(readmes.QUALITY_END) and readmes.QUALITY_BLOCK.fullmatch(block)
     assert f"\n{table}\n" in block and "## Search" not in block  # the table section only
-    assert f"]({readmes.QUALITY_REPORT.as_posix()})" in block  # linked from the README's folder
-    assert "Not run yet" in readmes.quality_block(tmp_path / "none.md", tmp_path)
+    assert f"]({source})" in block  # linked from the README's folder
+    assert "Not run yet" in readmes.quality_block(tmp_path / "none.md", tmp_path, "none.md")
     report.write_text("# an old report without the table's heading\n")
     with pytest.raises(UserError, match="quality.md: no line '## Quality table"):
-        readmes.quality_block(report, tmp_path)
+        readmes.quality_block(report, tmp_path, source)
     # the committed READMEs carry the committed report's table
-    committed = readmes.quality_block(REPO / "experiments" / readmes.QUALITY_REPORT, REPO)
-    assert committed.split("\n", 2)[2] in (REPO / "README.md").read_text()
+    readme = (REPO / "README.md").read_text()
+    source = readmes.QUALITY_BLOCK.search(readme).group("source")
+    committed = readmes.quality_block(REPO / source, REPO, source)
+    assert committed.split("\n", 2)[2] in readme
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))

@@ -19,7 +19,7 @@ as a plain seq2seq whatever its attention could have done. A one-hot softmax has
 diag(alpha) - alpha alpha^T of about zero, so once the weights saturate there the scores get
 no gradient to move them (architectures.md section 5, "the softmax saturates on one key").
 
-    python -m seq2seq_lab.analysis.alignment experiments/e1_attention/results-multi30k/runs/{3..8}
+    python -m seq2seq_lab.analysis.alignment experiments/e1_attention/results/multi30k/runs/{3..8}
 
 reads each run's checkpoint and the test pairs it was scored on (the data set's lines its
 ``test_set.json`` names, or its copies ``sources.test.txt``, ``references.test.txt``) and

@@ -9,7 +9,7 @@ disk: the hypotheses of each join (``RUN/length_probe/join-<k>.txt``) and the te
 record from them and rewrites ``results.json``; the BLEU of every join must come out as the
 recorded one, else the files are not those the probe scored and nothing is written.
 
-    python -m seq2seq_lab.analysis.probe_rescore experiments/e1_attention/results-multi30k/runs/*
+    python -m seq2seq_lab.analysis.probe_rescore experiments/e1_attention/results/multi30k/runs/*
 """
 
 from __future__ import annotations
