@@ -37,7 +37,7 @@ queue_pass() {
   end=$(date +%s)
   finished=$("$PY" -c "from seq2seq_lab.report.runs import find_runs
 print(sum(run.finished for run in find_runs('$runs')[0]))" 2> /dev/null || echo '?')
-  cpu=$("$PY" -m seq2seq_lab.environment 2> /dev/null || echo '?')
+  cpu=$("$PY" -m seq2seq_lab.record.environment 2> /dev/null || echo '?')
   gpu=$(command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name --format=csv,noheader | head -1 || echo none)
   mkdir -p "$out"
   [ -f "$out/wall_time.txt" ] \

@@ -53,7 +53,7 @@ for name in "$@"; do
     echo "command: ${command[*]}"
     echo "jobs: $jobs"
     echo "wall_seconds: $(( end - start ))"
-    echo "cpu: $("$PY" -m seq2seq_lab.environment)"
+    echo "cpu: $("$PY" -m seq2seq_lab.record.environment)"
     echo "finished: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   } > "$out/wall_time.txt"
   "$PY" -m seq2seq_lab.report "$sweep" --out "$out"

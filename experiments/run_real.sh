@@ -3,12 +3,12 @@
 # three seeds, each experiment's update budget or convergence rule), run as a resumable queue.
 # Every pass runs the whole sweep into the same directory with `resume=true`: a finished run is
 # kept, a run cut short (end of a session, kill -9) continues from its last.ckpt, the rest
-# start (seq2seq_lab/run_dir.py: continuation). Checkpoints are not committed: in a fresh clone
+# start (seq2seq_lab/record/run_dir.py: continuation). Checkpoints are not committed: in a fresh clone
 # a run cut short starts again, its partial files kept under runs/<job>/abandoned/. After each
 # pass the report is regenerated from whatever has finished; its verdict stays inconclusive
 # until every run it needs is there. A job identical to a finished run of another grid on the
 # same data (same training config and seed: E2's reversed seq2seq is E1's seq2seq) reuses it
-# instead of training it again (seq2seq_lab/run_reuse.py); the report names the reused runs.
+# instead of training it again (seq2seq_lab/record/run_reuse.py); the report names the reused runs.
 #
 #   bash experiments/run_real.sh e4_norm_warmup                 # run or continue E4's grid
 #   bash experiments/run_real.sh e5_scaling e6_positions_heads  # one after the other
@@ -66,7 +66,7 @@ for name in "$@"; do
   out="$RESULTS/$name/results/$DATA"
   runs="$out/runs"
   # the other grids' runs on this data: a job identical to one of theirs reuses it
-  # (seq2seq_lab/run_reuse.py) instead of training it again
+  # (seq2seq_lab/record/run_reuse.py) instead of training it again
   others=$(find "$RESULTS" -mindepth 3 -maxdepth 3 -path "*/results/$DATA/runs" -type d \
              ! -path "$RESULTS/$name/*" -printf "'%p'\n" 2> /dev/null | sort | paste -sd, -)
   command=("$PY" -m seq2seq_lab.train -m "experiment=$name" "scale=$SCALE" resume=true

@@ -1,5 +1,5 @@
 """Builders of synthetic run directories for the report tests (no training): results.json
-as ``seq2seq_lab.pipeline.train`` writes it, test texts, csv/metrics.csv, diagnostics files
+as ``seq2seq_lab.pipeline.training.train`` writes it, test texts, csv/metrics.csv, diagnostics files
 and an attention heatmap. A helper module, not a test module (pytest collects test_*.py
 only); the report tests import it from tests/, which pytest puts on sys.path."""
 
@@ -14,8 +14,8 @@ from typing import Any
 
 from seq2seq_lab.metrics.corpus import corpus_bleu, corpus_scores
 from seq2seq_lab.metrics.length_buckets import bleu_by_length
+from seq2seq_lab.record.results import write_results
 from seq2seq_lab.report.run_table import nest as nested  # {"model.norm": "post"} -> nested
-from seq2seq_lab.results import write_results
 
 SIGNATURE = {
     "bleu": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0",

@@ -5,7 +5,7 @@ leaking into an encoder or into attention, or a length limit computed per batch,
 sentence's output with the batch size or its neighbours. An untrained network shows little
 (its outputs are all alike), so each family is first trained briefly on the synthetic task
 until it emits real, varied translations; then the same 64 sources of mixed lengths go
-through ``pipeline.translate_lines`` (the path translate takes) in batches of 1 (no padding at
+through ``decoding.translation.translate_lines`` (the path translate takes) in batches of 1 (no padding at
 all), 7 and 64, greedy and beam 5, at the configured length limits and at tight ones, and
 every token and score must agree. Checked to fail when attention sees padding (Bahdanau) or
 when the length limit is taken from the batch's padded width.
@@ -33,15 +33,14 @@ from seq2seq_lab.data.batching import source_batch
 from seq2seq_lab.decoding import beam_search, greedy_search
 from seq2seq_lab.decoding import greedy as greedy_module
 from seq2seq_lab.decoding.hypotheses import max_output_lengths
-from seq2seq_lab.errors import ConfigError
-from seq2seq_lab.pipeline import (
+from seq2seq_lab.decoding.translation import (
     Translations,
-    build_datamodule,
-    build_module,
     source_limit,
     translate_lines,
     truncation_warning,
 )
+from seq2seq_lab.errors import ConfigError
+from seq2seq_lab.pipeline.building import build_datamodule, build_module
 
 BATCH_SIZES = (1, 7, 64)
 STEPS = 200  # enough for varied outputs on the smoke task (checked below)

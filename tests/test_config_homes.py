@@ -82,7 +82,7 @@ def test_the_walk_finds_the_configured_classes():
         "seq2seq_lab.data.tokenizers.SentencePieceTokenizerTrainer",
         "seq2seq_lab.optim.schedules.Noam",
         "seq2seq_lab.callbacks.diagnostics.TransformerDiagnostics",
-        "seq2seq_lab.wandb_logger.make_wandb_logger",
+        "seq2seq_lab.loggers.wandb_logger.make_wandb_logger",
         "seq2seq_lab.models.attention.multi_head.AttentionOptions",  # nested in model:
     ):
         assert target in TARGETS, target

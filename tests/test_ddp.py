@@ -10,7 +10,8 @@ import torch.distributed
 from conftest import compose_config, run_cli, tiny_overrides
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
-from seq2seq_lab.pipeline import build_datamodule, train
+from seq2seq_lab.pipeline.building import build_datamodule
+from seq2seq_lab.pipeline.training import train
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from conftest import compose_config, run_cli, tiny_overrides
 
-from seq2seq_lab.pipeline import train
+from seq2seq_lab.pipeline.training import train
 from seq2seq_lab.training.divergence import DivergenceRule
 
 
@@ -130,7 +130,7 @@ def test_eval_of_a_checkpoint_with_nan_weights_scores_every_sentence(beam_size, 
     # the weights of a run that blew up: every logit NaN, no finite hypothesis anywhere
     import torch
 
-    from seq2seq_lab.pipeline import evaluate
+    from seq2seq_lab.pipeline.evaluation import evaluate
 
     run_dir = tmp_path / "run"
     cfg = compose_config(

@@ -14,7 +14,9 @@ from conftest import compose_config, run_cli, tiny_overrides
 
 from seq2seq_lab.checkpoint import load_checkpoint
 from seq2seq_lab.errors import CheckpointError, ConfigError
-from seq2seq_lab.pipeline import evaluate, train, translate
+from seq2seq_lab.pipeline.evaluation import evaluate
+from seq2seq_lab.pipeline.training import train
+from seq2seq_lab.pipeline.translation import translate
 
 pytestmark = pytest.mark.slow
 
@@ -210,8 +212,8 @@ def test_translate_cli_refuses_a_missing_output_directory_before_decoding(traine
 def test_eval_finds_a_relative_data_root_from_another_directory(tmp_path, cache_dir, monkeypatch):
     from test_data_datamodule import write_tiny_corpus
 
-    from seq2seq_lab import portable_paths
     from seq2seq_lab.data.test_set import read_test_lines
+    from seq2seq_lab.record import portable_paths
 
     # a checkout at tmp/repo: the corpus lies beside it, so the runs name their test set by
     # path and checksum (test_set.json, seq2seq_lab/data/test_set.py) instead of copying it

@@ -1,5 +1,5 @@
 """A run stopped by SIGTERM or SIGINT says so: results.json "interrupted" with the signal's
-name, exit code 128 + the signal number (seq2seq_lab/interruptions.py)."""
+name, exit code 128 + the signal number (seq2seq_lab/record/interruptions.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, tiny_overrides
 
-from seq2seq_lab.interruptions import Interrupted, SignalRecorder
+from seq2seq_lab.record.interruptions import Interrupted, SignalRecorder
 
 TESTS = Path(__file__).resolve().parent
 

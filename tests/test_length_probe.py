@@ -1,5 +1,5 @@
 """The length probe (analysis/length_probe.py): joined test pairs, their scoring by source
-length, and the probe a training run records (pipeline.run_length_probe)."""
+length, and the probe a training run records (pipeline.training.run_length_probe)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,12 @@ from sacrebleu.metrics import BLEU
 from seq2seq_lab.analysis.length_probe import join_consecutive, length_probe, score_probe
 from seq2seq_lab.analysis.probe_rescore import rescore
 from seq2seq_lab.checkpoint import load_checkpoint
+from seq2seq_lab.decoding.translation import translate_lines
 from seq2seq_lab.errors import DataError
-from seq2seq_lab.pipeline import build_datamodule, evaluate, train, translate_lines
-from seq2seq_lab.results import read_results, write_results
+from seq2seq_lab.pipeline.building import build_datamodule
+from seq2seq_lab.pipeline.evaluation import evaluate
+from seq2seq_lab.pipeline.training import train
+from seq2seq_lab.record.results import read_results, write_results
 
 SOURCES = ["a b", "c", "d e f", "g", "h i"]
 REFERENCES = ["A B", "C", "D E F", "G", "H I"]

@@ -18,7 +18,7 @@ import pytest
 from seq2seq_lab.data import sources
 from seq2seq_lab.data.lines import decode_lines, read_lines, split_lines
 from seq2seq_lab.errors import DataError
-from seq2seq_lab.pipeline import read_input
+from seq2seq_lab.pipeline.translation import read_input
 
 SHARED = Path("/work/shared/data")
 

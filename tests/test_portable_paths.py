@@ -1,4 +1,4 @@
-"""Recorded paths name no directory of the machine (seq2seq_lab/portable_paths.py): the rule,
+"""Recorded paths name no directory of the machine (seq2seq_lab/record/portable_paths.py): the rule,
 results.json of a real run, and a report of runs recorded with absolute paths."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from conftest import compose_config, tiny_overrides
 from report_support import corpus, translate, write_run
 
 from seq2seq_lab.checkout import REPOSITORY
-from seq2seq_lab.pipeline import train
-from seq2seq_lab.portable_paths import portable_path, portable_record, relative
+from seq2seq_lab.pipeline.training import train
+from seq2seq_lab.record.portable_paths import portable_path, portable_record, relative
 from seq2seq_lab.report.generate import generate_report
 
 SIBLING_DATA = REPOSITORY.parent / "shared" / "data" / "multi30k"  # beside the checkout

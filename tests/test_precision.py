@@ -8,7 +8,7 @@ import os
 import pytest
 import torch
 
-from seq2seq_lab import environment
+from seq2seq_lab.record import environment
 from seq2seq_lab.training import precision
 from seq2seq_lab.training.precision import choose_precision
 

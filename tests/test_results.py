@@ -1,5 +1,5 @@
 """results.json and the test outputs: written atomically through a temporary file of their own,
-once, by global rank zero (seq2seq_lab/results.py, pipeline.write_test_outputs)."""
+once, by global rank zero (seq2seq_lab/record/results.py, pipeline.building.write_test_outputs)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import os
 import pytest
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
-import seq2seq_lab.atomic as atomic_module
-from seq2seq_lab.pipeline import write_test_outputs
-from seq2seq_lab.results import read_results, write_results
+import seq2seq_lab.record.atomic as atomic_module
+from seq2seq_lab.pipeline.building import write_test_outputs
+from seq2seq_lab.record.results import read_results, write_results
 
 RECORD = {"status": "completed", "seed": 1}
 

@@ -24,9 +24,9 @@ from config_values import module_settings
 from conftest import REPO, compose_config, tiny_overrides
 
 from seq2seq_lab.config import model_config
-from seq2seq_lab.csv_logger import ResumableCSVLogger
 from seq2seq_lab.data.batching import ResumableDataLoader, TokenBudgetBatchSampler
-from seq2seq_lab.pipeline import train
+from seq2seq_lab.loggers.csv_logger import ResumableCSVLogger
+from seq2seq_lab.pipeline.training import train
 from seq2seq_lab.training.checkpoint_io import AtomicCheckpointIO
 from seq2seq_lab.training.divergence import DivergenceRule
 from seq2seq_lab.training.module import Seq2SeqModule

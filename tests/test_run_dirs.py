@@ -1,4 +1,4 @@
-"""One run, one directory (seq2seq_lab/run_dir.py): a new run never writes into another run's
+"""One run, one directory (seq2seq_lab/record/run_dir.py): a new run never writes into another run's
 directory, a resume continues its own, runs started together get their own, and
 checkpoints/best.ckpt and last.ckpt are always this run's."""
 
@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 from report_support import write_run
 
 from seq2seq_lab.errors import ConfigError
-from seq2seq_lab.pipeline import train
+from seq2seq_lab.pipeline.training import train
 from seq2seq_lab.report.runs import find_runs
 
 pytestmark = pytest.mark.slow

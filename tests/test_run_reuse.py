@@ -1,5 +1,5 @@
 """A resumable queue reuses another grid's identical run instead of training it again
-(seq2seq_lab/run_reuse.py): only when the training identity is equal and the run measured what
+(seq2seq_lab/record/run_reuse.py): only when the training identity is equal and the run measured what
 the job would, relabelled as the job, and with what training it again would have given."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 from conftest import compose_config, tiny_overrides
 from report_support import write_run
 
-from seq2seq_lab.pipeline import train
+from seq2seq_lab.pipeline.training import train
+from seq2seq_lab.record.run_reuse import job_identity
 from seq2seq_lab.report.markdown import reused_runs
 from seq2seq_lab.report.runs import find_runs
-from seq2seq_lab.run_reuse import job_identity
 
 pytestmark = pytest.mark.slow
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from seq2seq_lab import portable_paths
 from seq2seq_lab.data import test_set
 from seq2seq_lab.errors import DataError
+from seq2seq_lab.record import portable_paths
 
 SOURCES = ["ein Hund .", "zwei  Katzen\tspielen", "", "drei Vögel"]
 REFERENCES = ["a dog .", "two  cats\tplay", "", "three birds"]

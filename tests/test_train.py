@@ -11,9 +11,10 @@ import pytest
 import torch
 from conftest import FAMILIES, compose_config, tiny_overrides
 
-from seq2seq_lab import environment
 from seq2seq_lab.checkpoint import load_checkpoint
-from seq2seq_lab.pipeline import build_datamodule, train
+from seq2seq_lab.pipeline.building import build_datamodule
+from seq2seq_lab.pipeline.training import train
+from seq2seq_lab.record import environment
 from seq2seq_lab.training.convergence import late_gain
 
 pytestmark = pytest.mark.slow

@@ -1,7 +1,7 @@
 """Benchmark records a stranger can read: no directory of the machine they were measured on.
 
 Every absolute path in a record, alone or inside free text (a command line), is written by the
-rule of :mod:`seq2seq_lab.portable_paths`: relative to the repository root when it is in the
+rule of :mod:`seq2seq_lab.record.portable_paths`: relative to the repository root when it is in the
 checkout (``experiments/benchmarks/torch_reference.py``, ``.cache/peer/logs/...``), relative to
 it when it lies beside the checkout (``../shared/data/multi30k``), else its last component.
 
@@ -24,7 +24,7 @@ ABSOLUTE = re.compile(r"(?<![\w.~$}/-])/[^\s\"'=,;\[\]{}()]+")
 
 def portable(value: Any) -> Any:
     """``value`` (a JSON-able record) with every absolute path in its strings made portable."""
-    from seq2seq_lab.portable_paths import portable_path
+    from seq2seq_lab.record.portable_paths import portable_path
 
     if isinstance(value, dict):
         return {key: portable(item) for key, item in value.items()}

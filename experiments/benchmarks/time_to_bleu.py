@@ -145,7 +145,7 @@ def main() -> None:
         out_file = args.out / "time_to_bleu.json"
         merged = json.loads(out_file.read_text()) if out_file.exists() else {}
         results = {**merged, **results}
-        write_json(out_file, results)  # its paths named as seq2seq_lab.portable_paths does
+        write_json(out_file, results)  # its paths named as seq2seq_lab.record.portable_paths does
     print(time_to_target(results, args.target))
 
 

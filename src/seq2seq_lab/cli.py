@@ -15,13 +15,13 @@ from typing import Any
 from omegaconf import DictConfig
 
 from seq2seq_lab.errors import UserError
-from seq2seq_lab.interruptions import Interrupted
+from seq2seq_lab.record.interruptions import Interrupted
 
 log = logging.getLogger("seq2seq_lab")
 
 
 def run_task(task: Callable[[DictConfig], Any], cfg: DictConfig) -> Any:
-    from seq2seq_lab.pipeline import is_multirun
+    from seq2seq_lab.pipeline.building import is_multirun
 
     try:
         return task(cfg)

@@ -58,7 +58,7 @@ def hydra_record_dir(output_dir: str, resume: Any) -> str | None:
     finished. That run is kept as it is (run_dir.continuation), so its record stays the one of
     the pass that trained it, not this pass's (another ``n_jobs``, an override it never ran
     with)."""
-    from seq2seq_lab.results import FINISHED, read_results  # results -> config: import late
+    from seq2seq_lab.record.results import FINISHED, read_results  # results -> config: import late
 
     record = Path(output_dir) / "results.json"
     if resume and record.is_file() and read_results(record).get("status") in FINISHED:

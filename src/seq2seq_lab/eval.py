@@ -11,7 +11,7 @@ from seq2seq_lab.cli import run_task
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="eval")
 def main(cfg: DictConfig) -> None:
-    from seq2seq_lab.pipeline import evaluate
+    from seq2seq_lab.pipeline.evaluation import evaluate
 
     run_task(evaluate, cfg)
 

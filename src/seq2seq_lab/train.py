@@ -16,7 +16,7 @@ from seq2seq_lab.cli import run_task
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="train")
 def main(cfg: DictConfig) -> float | None:
-    from seq2seq_lab.pipeline import train
+    from seq2seq_lab.pipeline.training import train
 
     results = run_task(train, cfg)
     # The value a sweeper (Optuna) maximises: best validation BLEU, None if the job failed.

@@ -14,7 +14,7 @@ from seq2seq_lab.cli import run_task
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="translate")
 def main(cfg: DictConfig) -> None:
-    from seq2seq_lab.pipeline import translate
+    from seq2seq_lab.pipeline.translation import translate
 
     run_task(translate, cfg)
 

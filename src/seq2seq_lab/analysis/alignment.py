@@ -128,7 +128,7 @@ def run_alignment(
     from seq2seq_lab.checkpoint import load_checkpoint
     from seq2seq_lab.data.datamodule import tokenizers_from_checkpoint_state
     from seq2seq_lab.data.test_set import KINDS, TEST_SET_FILE, read_test_lines
-    from seq2seq_lab.results import read_results, write_results
+    from seq2seq_lab.record.results import read_results, write_results
 
     run_dir = Path(run_dir)
     results = read_results(run_dir / "results.json")

@@ -23,7 +23,7 @@ from seq2seq_lab.analysis.length_probe import PROBE, score_probe
 from seq2seq_lab.data.lines import read_lines
 from seq2seq_lab.data.test_set import KINDS, TEST_SET_FILE, read_test_lines
 from seq2seq_lab.errors import DataError, UserError
-from seq2seq_lab.results import read_results, write_results
+from seq2seq_lab.record.results import read_results, write_results
 
 SAME_BLEU = 1e-9  # sacrebleu is deterministic: the same files give the same score
 

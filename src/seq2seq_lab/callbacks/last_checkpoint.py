@@ -18,7 +18,7 @@ Two rules make the checkpoint of an update safe to resume from:
   batch, the end of the epoch or of training), after the loggers have flushed: Lightning logs
   the update's metrics row only after ``on_train_batch_end``, and a checkpoint on disk must
   never be ahead of the metrics history on disk (a resumed run keeps the rows before its
-  checkpoint and logs the rest again, see ``seq2seq_lab.csv_logger``). Nothing changes the
+  checkpoint and logs the rest again, see ``seq2seq_lab.loggers.csv_logger``). Nothing changes the
   weights or the optimiser in between, so the late write saves the same state.
 
 Writes go through the trainer's checkpoint IO (atomic: ``seq2seq_lab.training.checkpoint_io``).

@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from seq2seq_lab.atomic import write_bytes
 from seq2seq_lab.data.lines import decode_lines
 from seq2seq_lab.errors import ConfigError, DataError
+from seq2seq_lab.record.atomic import write_bytes
 
 SPLITS = ("train", "val", "test")
 TextPairs = tuple[list[str], list[str]]  # (source sentences, target sentences), line-aligned

@@ -2,7 +2,7 @@
 
 A run keeps what it made (``hypotheses.<split>.txt``). The sentences it scored, its sources
 and references, are a data set's lines: when they are a block of lines of files the
-repository can name (a path in the checkout or beside it, as :mod:`seq2seq_lab.portable_paths`
+repository can name (a path in the checkout or beside it, as :mod:`seq2seq_lab.record.portable_paths`
 writes them: ``../shared/data/multi30k/test2016.de``), the run directory holds
 ``test_set.json`` instead of copies::
 
@@ -36,9 +36,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from seq2seq_lab import portable_paths
 from seq2seq_lab.data.lines import read_lines
 from seq2seq_lab.errors import DataError
+from seq2seq_lab.record import portable_paths
 
 TEST_SET_FILE = "test_set.json"
 KINDS = ("sources", "references")  # the test set's sides; hypotheses are the run's own

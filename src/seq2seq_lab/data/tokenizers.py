@@ -30,9 +30,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from seq2seq_lab.atomic import write_bytes
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK, UNK_ID
 from seq2seq_lab.errors import CheckpointError, ConfigError
+from seq2seq_lab.record.atomic import write_bytes
 
 log = logging.getLogger(__name__)
 

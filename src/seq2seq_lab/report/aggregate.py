@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from seq2seq_lab.portable_paths import RUN_DIR
+from seq2seq_lab.record.portable_paths import RUN_DIR
+from seq2seq_lab.record.results import STATUSES
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.results import STATUSES
 
 Role = dict[str, Any]  # what a variant is, read from the run config: {"norm": "post", ...}
 
@@ -187,12 +187,12 @@ class Variant:
         seeds that follow it) and the paths: non-empty means runs of different settings were
         pooled (e.g. two sweeps with other sizes under one label). A path under the run's own
         directory is recorded alike by every run (``${paths.output_dir}/...``, see
-        ``seq2seq_lab.portable_paths``), so it never differs; nor does a path there that only
+        ``seq2seq_lab.record.portable_paths``), so it never differs; nor does a path there that only
         some runs set: ``ckpt_path`` (and the CSV logger's ``resume_from``) of a run continued
         from its own last.ckpt after an interruption, the same setting continued. Nor does
         ``reuse_from``, which grows between a queue's passes and never changes a run."""
-        from seq2seq_lab.pipeline import flatten
-        from seq2seq_lab.run_reuse import POOLS_KEY
+        from seq2seq_lab.record.flat_config import flatten
+        from seq2seq_lab.record.run_reuse import POOLS_KEY
 
         flat = [(run, _without_own_paths(flatten(run.config))) for run in self.runs if run.config]
         keys = dict.fromkeys(k for _, f in flat for k in f)

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from seq2seq_lab.record.run_reuse import POOLS_KEY
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.run_reuse import POOLS_KEY
 
 ENTRY_POINT = "python -m seq2seq_lab.train"
 

@@ -10,7 +10,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from seq2seq_lab.portable_paths import relative
+from seq2seq_lab.record.portable_paths import relative
 from seq2seq_lab.report.plots import slug
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Comparison, ExperimentSpec

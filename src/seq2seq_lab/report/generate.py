@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seq2seq_lab.errors import UserError
-from seq2seq_lab.portable_paths import relative
+from seq2seq_lab.record.portable_paths import relative
 from seq2seq_lab.report import specs
 from seq2seq_lab.report.assessment import Assessment, assess
 from seq2seq_lab.report.figures import Figures, draw_figures
@@ -55,7 +55,7 @@ class ExperimentReport:
 
 def write_runs_csv(comparison: Comparison, root: Path, path: Path) -> Path:
     """Every run's identity, scores, timings and flattened resolved config (one row each)."""
-    from seq2seq_lab.pipeline import flatten
+    from seq2seq_lab.record.flat_config import flatten
 
     rows = []
     for variant in comparison.variants:

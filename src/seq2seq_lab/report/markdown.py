@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from seq2seq_lab.portable_paths import portable_path, relative
+from seq2seq_lab.record.portable_paths import portable_path, relative
 from seq2seq_lab.report.aggregate import MeanStd, Variant, mean_std, status_counts
 from seq2seq_lab.report.assessment import Assessment
 from seq2seq_lab.report.evidence import P_SIGNIFICANT, RESAMPLES, format_p
@@ -49,7 +49,7 @@ def status_summary(runs: Sequence[Run]) -> str:
 
 def reused_runs(runs: Sequence[Run]) -> str:
     """Which runs are another grid's identical runs, adopted rather than trained again
-    (seq2seq_lab/run_reuse.py); empty when none is."""
+    (seq2seq_lab/record/run_reuse.py); empty when none is."""
     origins = [o for run in runs if isinstance(o := run.results.get("reused_from"), dict)]
     if not origins:
         return ""

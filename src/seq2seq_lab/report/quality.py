@@ -29,9 +29,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from seq2seq_lab import environment
 from seq2seq_lab.checkout import CONF_DIR
 from seq2seq_lab.errors import UserError
+from seq2seq_lab.record import environment
 from seq2seq_lab.report.aggregate import mean_std
 from seq2seq_lab.report.markdown import cpu_description, hardware, software, table, training_budget
 from seq2seq_lab.report.runs import Run, find_runs

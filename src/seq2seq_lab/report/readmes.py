@@ -28,7 +28,7 @@ from omegaconf import OmegaConf
 from seq2seq_lab import experiment_folders as lab
 from seq2seq_lab.checkout import CONF_DIR, EXPERIMENTS_DIR
 from seq2seq_lab.errors import UserError
-from seq2seq_lab.portable_paths import relative
+from seq2seq_lab.record.portable_paths import relative
 from seq2seq_lab.report import quality
 from seq2seq_lab.report.grid import SEED, Axis, axes, compose_experiment, seeds, settings
 from seq2seq_lab.report.markdown import finding_lines, table, training_budget

@@ -1,6 +1,6 @@
 """Finding and reading the runs a report is made of.
 
-A run is a directory with a ``results.json`` written by ``seq2seq_lab.pipeline.train``, plus
+A run is a directory with a ``results.json`` written by ``seq2seq_lab.pipeline.training.train``, plus
 what the pipeline and callbacks leave beside it: ``hypotheses.<split>.txt`` and the test set it
 was scored on (``test_set.json``, or copies ``{references,sources}.<split>.txt``:
 :mod:`seq2seq_lab.data.test_set`), ``csv/metrics.csv`` (Lightning's CSVLogger),
@@ -12,7 +12,7 @@ but for ``test_lines``, which raises a one-line DataError when the data set a te
 names is missing or not the one the run scored (a report must not quietly drop its test).
 A run's files are found where its results.json lies (``Run.path``), never through a path it
 records (test_set.json's data set is relative to the repository): those are read portably
-(:mod:`seq2seq_lab.portable_paths`), so the report of runs recorded with absolute paths names
+(:mod:`seq2seq_lab.record.portable_paths`), so the report of runs recorded with absolute paths names
 none either.
 """
 
@@ -30,8 +30,8 @@ import hydra.utils
 
 from seq2seq_lab.data.test_set import read_test_lines
 from seq2seq_lab.errors import UserError
-from seq2seq_lab.portable_paths import portable_record
-from seq2seq_lab.results import ABANDONED, FINISHED
+from seq2seq_lab.record.portable_paths import portable_record
+from seq2seq_lab.record.results import ABANDONED, FINISHED
 from seq2seq_lab.training.convergence import late_gain
 
 RESULTS_FILE = "results.json"

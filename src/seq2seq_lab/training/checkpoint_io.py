@@ -6,7 +6,7 @@ than the run directory (a tmpfs /tmp, a scratch disk), the final ``shutil.move``
 into ``checkpoints/last.ckpt`` itself, and a process killed during it leaves a truncated
 checkpoint where the previous good one was. This plugin (``trainer.plugins`` in
 conf/trainer/default.yaml) writes every checkpoint of a run (best, last, snapshots) through
-:func:`seq2seq_lab.atomic.write_atomically` instead.
+:func:`seq2seq_lab.record.atomic.write_atomically` instead.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import torch
 from lightning.fabric.utilities.cloud_io import _is_local_file_protocol
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-from seq2seq_lab.atomic import write_atomically
+from seq2seq_lab.record.atomic import write_atomically
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import torch
 
-from seq2seq_lab.environment import BF16_FEATURES, cpu_features
+from seq2seq_lab.record.environment import BF16_FEATURES, cpu_features
 
 AUTO = "auto"
 MIN_SPEEDUP = 1.1  # below this the bf16 path is not worth its rounding

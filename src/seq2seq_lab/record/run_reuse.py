@@ -32,8 +32,8 @@ from typing import Any
 
 from seq2seq_lab.analysis.length_probe import PROBE
 from seq2seq_lab.config import to_plain
-from seq2seq_lab.portable_paths import portable_path, portable_record
-from seq2seq_lab.results import FINISHED, read_results
+from seq2seq_lab.record.portable_paths import portable_path, portable_record
+from seq2seq_lab.record.results import FINISHED, read_results
 
 # The key naming where a queue job looks for an identical run. run_real.sh lists the other
 # grids that exist at each pass, so it grows between passes of one grid; it never changes a

@@ -4,9 +4,9 @@ Written at the end of every run, whatever happened, with at least ``status``, th
 and their sacrebleu signature, the seed, timings, versions and hardware. Statuses:
 "completed" and "diverged" (:data:`FINISHED`: the run ended by itself, with a result), "failed"
 (an error: ``error`` holds it) and "interrupted" (stopped from outside by a signal, named in
-``status_reason``; resume it or run it again). Writing is atomic (:func:`seq2seq_lab.atomic.write_text`)
+``status_reason``; resume it or run it again). Writing is atomic (:func:`seq2seq_lab.record.atomic.write_text`)
 so a sweep's report never reads half a file. Paths are written portably, free of the machine's
-directories (:mod:`seq2seq_lab.portable_paths`: ``${paths.output_dir}/checkpoints``,
+directories (:mod:`seq2seq_lab.record.portable_paths`: ``${paths.output_dir}/checkpoints``,
 ``../shared/data/multi30k``...), so the record can be committed as it is.
 """
 
@@ -17,8 +17,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from seq2seq_lab.atomic import write_text
-from seq2seq_lab.portable_paths import portable_record
+from seq2seq_lab.record.atomic import write_text
+from seq2seq_lab.record.portable_paths import portable_record
 
 STATUSES = ("completed", "diverged", "failed", "interrupted")
 FINISHED = ("completed", "diverged")

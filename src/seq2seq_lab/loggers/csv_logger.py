@@ -27,8 +27,8 @@ from lightning.fabric.loggers.logger import rank_zero_experiment
 from lightning.pytorch.loggers import CSVLogger
 from lightning.pytorch.loggers.csv_logs import ExperimentWriter
 
-from seq2seq_lab.atomic import write_atomically
 from seq2seq_lab.errors import CheckpointError
+from seq2seq_lab.record.atomic import write_atomically
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Recorded paths a stranger can read: no directory of the machine a run ran on.
 
-results.json (written through :func:`seq2seq_lab.results.write_results`) and the report's
+results.json (written through :func:`seq2seq_lab.record.results.write_results`) and the report's
 runs.csv and report.md (the report reads every record through :func:`portable_record`, so
 records written before this rule come out the same) name an absolute path by the first of
 these that applies (:func:`portable_path`):

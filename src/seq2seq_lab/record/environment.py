@@ -79,5 +79,7 @@ def machine() -> str:
     return f"{_cpu_model()} ({', '.join(cpu_features()) or 'no AVX2'}) x {os.cpu_count()}"
 
 
-if __name__ == "__main__":  # experiments/queue.sh and run_cpu.sh: python -m seq2seq_lab.environment
+if (
+    __name__ == "__main__"
+):  # experiments/queue.sh and run_cpu.sh: python -m seq2seq_lab.record.environment
     print(machine())

@@ -38,7 +38,7 @@ from lightning.pytorch.utilities.rank_zero import rank_zero_only
 from omegaconf import DictConfig
 
 from seq2seq_lab.errors import ConfigError
-from seq2seq_lab.results import ABANDONED, FINISHED, read_results
+from seq2seq_lab.record.results import ABANDONED, FINISHED, read_results
 
 RUN_MARKERS = ("results.json", "checkpoints", "csv")
 # What a sweep leaves at the top of its directory: Hydra's basic sweeper, Optuna's
@@ -92,7 +92,7 @@ def continuation(run_dir: Path, job: Any) -> Continuation:
     """What a resumable queue's job ``job`` (its config, read for its :data:`IDENTITY`) does in
     ``run_dir``:
 
-    - results.json with a :data:`~seq2seq_lab.results.FINISHED` status: the run is kept as it
+    - results.json with a :data:`~seq2seq_lab.record.results.FINISHED` status: the run is kept as it
       is (``finished``, its record);
     - an unfinished run (interrupted, failed, or killed with no record) with a
       ``checkpoints/last.ckpt``: it continues from there (``ckpt_path``);

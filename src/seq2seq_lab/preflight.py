@@ -66,7 +66,7 @@ def _check_joins(cfg: DictConfig) -> None:
 def check_translate_inputs(cfg: DictConfig) -> None:
     """``translate``: a ``ckpt_path`` given, ``batch_size`` a positive integer, the
     ``decoding.*`` overrides valid and ``output`` writable (``input`` is checked as it is
-    read, before the checkpoint is loaded: :func:`seq2seq_lab.pipeline.read_input`)."""
+    read, before the checkpoint is loaded: :func:`seq2seq_lab.pipeline.translation.read_input`)."""
     _require_checkpoint(cfg)
     batch_size = cfg.get("batch_size")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
