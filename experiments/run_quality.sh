@@ -53,4 +53,6 @@ print(sum(run.finished for run in find_runs('$out/search')[0]))" 2> /dev/null ||
       "${sweep[@]}" "recipe/rnn=$chosen" seed=2,3 "hydra.sweep.dir=$out/confirm"
   fi
 fi
+# the records Hydra and Lightning wrote name this machine's directories: not in a commit
+"$PY" -m seq2seq_lab.record.portable_paths "$out"
 "$PY" -m seq2seq_lab.report.quality "$out" --out "$out"

@@ -67,7 +67,7 @@ for name in "$@"; do
   runs="$out/runs"
   # the other grids' runs on this data: a job identical to one of theirs reuses it
   # (seq2seq_lab/record/run_reuse.py) instead of training it again
-  others=$(find "$RESULTS" -mindepth 3 -maxdepth 3 -path "*/results/$DATA/runs" -type d \
+  others=$(find "$RESULTS" -mindepth 4 -maxdepth 4 -path "*/results/$DATA/runs" -type d \
              ! -path "$RESULTS/$name/*" -printf "'%p'\n" 2> /dev/null | sort | paste -sd, -)
   command=("$PY" -m seq2seq_lab.train -m "experiment=$name" "scale=$SCALE" resume=true
            hydra/launcher=joblib "hydra.launcher.n_jobs=$JOBS" "threads=$THREADS"
@@ -76,5 +76,7 @@ for name in "$@"; do
     queue_pass "experiment: $name" "$out" "$runs" "${jobs[$name]}" "${command[@]}"
   fi
   mkdir -p "$out"
+  # the records Hydra and Lightning wrote name this machine's directories: not in a commit
+  [ -d "$runs" ] && "$PY" -m seq2seq_lab.record.portable_paths "$runs"
   "$PY" -m seq2seq_lab.report "$runs" --out "$out" || echo "run_real.sh: report of $name failed" >&2
 done

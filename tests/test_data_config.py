@@ -10,6 +10,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
+from seq2seq_lab.checkout import REPOSITORY
 from seq2seq_lab.data.datamodule import TranslationDataModule
 from seq2seq_lab.data.sources import HuggingFaceSource, ParallelTextSource
 from seq2seq_lab.data.synthetic import SyntheticSource
@@ -25,7 +26,7 @@ OPTIONS = {
     "europarl": (ParallelTextSource, SentencePieceTokenizerTrainer),
     "hf": (HuggingFaceSource, SentencePieceTokenizerTrainer),
 }
-SHARED = Path("/work/shared/data")
+SHARED = REPOSITORY.parent / "shared" / "data"  # the read-only data beside the checkout
 
 
 def compose_data(option: str, cache_dir: Path, *overrides: str):

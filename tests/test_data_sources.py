@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from config_values import source_settings
 
+from seq2seq_lab.checkout import REPOSITORY
 from seq2seq_lab.data.sources import (
     HuggingFaceSource,
     ParallelTextSource,
@@ -200,7 +201,7 @@ def test_download_of_plain_text_and_unreachable_url(tmp_path):
 
 
 def test_real_multi30k_layout_if_present():
-    root = Path("/work/shared/data/multi30k")
+    root = REPOSITORY.parent / "shared" / "data" / "multi30k"
     if not root.is_dir():
         pytest.skip("shared Multi30k copy not available")
     pairs = parallel_text(name="multi30k", split_files=MULTI30K_FILES).load(ctx(root))

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from seq2seq_lab.checkout import REPOSITORY
 from seq2seq_lab.data import sources
 from seq2seq_lab.data.lines import decode_lines, read_lines, split_lines
 from seq2seq_lab.errors import DataError
 from seq2seq_lab.pipeline.translation import read_input
 
-SHARED = Path("/work/shared/data")
+SHARED = REPOSITORY.parent / "shared" / "data"  # the read-only data beside the checkout
 
 # Every character str.splitlines() breaks at besides \n.
 BREAKERS = ["\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]

@@ -27,6 +27,7 @@ A link a report writes (a run's folder, an image) is relative to the report's fo
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -110,6 +111,95 @@ def portable_record(results: dict[str, Any], run_dir: str | Path | None = None) 
     return {k: portable[k] for k in results}  # the record's own order
 
 
+# An absolute POSIX path in free text: from a slash to the next space, quote, comma, bracket or
+# colon followed by a space (YAML's "key: value", a log line's "path: message").
+ABSOLUTE_IN_TEXT = re.compile(
+    r"(?<![\w.$}])/[^\s'\"`,\]\[(){}]+?(?=$|[\s'\"`,\]\[(){}]|:\s|:$)", re.M
+)
+
+
+def portable_text(
+    text: str,
+    *,
+    run_dirs: Iterable[str | Path] = (),
+    cache_dirs: Iterable[str | Path] = (),
+    repository: Path = REPOSITORY,
+) -> str:
+    """``text`` (a log, or a YAML record Hydra or Lightning wrote into a run's directory) with
+    each absolute path in the run's directory, the cache or beside the repository written by
+    the rule of :func:`portable_path`; any other absolute path (the interpreter's, a system
+    file's) is kept as written."""
+
+    run_dirs, cache_dirs = list(run_dirs), list(cache_dirs)
+    known = [*run_dirs, *cache_dirs, repository.parent]
+
+    def rewrite(match: re.Match[str]) -> str:
+        path = match.group(0)
+        if all(_inside(path, str(directory)) is None for directory in known):
+            return path
+        return portable_path(path, run_dirs=run_dirs, cache_dirs=cache_dirs, repository=repository)
+
+    return ABSOLUTE_IN_TEXT.sub(rewrite, text)
+
+
+# The files a run's directory holds that its tools write with absolute paths in them
+TEXT_RECORDS = ("*.yaml", "*.log", "wall_time.txt")
+
+
+def make_run_dirs_portable(root: Path, cache_dirs: Iterable[str | Path]) -> list[Path]:
+    """Rewrite the text records (TEXT_RECORDS) under ``root`` by :func:`portable_text`, each
+    run's own directory read from its ``.hydra/hydra.yaml`` (``output_dir``, where it ran) and
+    where it lies now; returns the files changed. results.json is portable as written."""
+    from seq2seq_lab.record.atomic import write_text
+
+    # each run's directories, read before any record is rewritten: where it lies now and
+    # where it ran (hydra.yaml's output_dir)
+    runs: dict[Path, list[str]] = {}
+    for hydra_dir in sorted(root.rglob(".hydra")):
+        run = hydra_dir.parent
+        runs[run] = [str(run.resolve())]
+        record = hydra_dir / "hydra.yaml"
+        if record.is_file():
+            found = re.search(r"^\s*output_dir: (\S+)$", record.read_text(encoding="utf-8"), re.M)
+            if found and os.path.isabs(found.group(1)):
+                runs[run].append(found.group(1))
+    changed = []
+    for pattern in TEXT_RECORDS:
+        for path in sorted(root.rglob(pattern)):
+            run = next((d for d in [path.parent, *path.parents] if d in runs), None)
+            text = path.read_text(encoding="utf-8")
+            portable = portable_text(text, run_dirs=runs.get(run, []), cache_dirs=cache_dirs)
+            if portable != text:
+                write_text(path, portable)
+                changed.append(path)
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m seq2seq_lab.record.portable_paths DIR...``: make the runs under each DIR
+    portable before they are committed (the resumable queues run it after each pass)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m seq2seq_lab.record.portable_paths",
+        description="Rewrite absolute paths in the text records of the runs under DIR.",
+    )
+    parser.add_argument("dirs", nargs="+", type=Path)
+    parser.add_argument(
+        "--cache-dir",
+        action="append",
+        default=[],
+        help="the cache directory the runs used (default: conf/paths/default.yaml's)",
+    )
+    args = parser.parse_args(argv)
+    default_cache = Path(os.environ.get("SEQ2SEQ_LAB_CACHE") or Path.home() / ".cache/seq2seq-lab")
+    caches = args.cache_dir or [str(default_cache)]
+    for directory in args.dirs:
+        changed = make_run_dirs_portable(directory, caches)
+        print(f"{directory}: {len(changed)} files made portable")
+    return 0
+
+
 def relative(path: Path, start: Path) -> str:
     """``path`` relative to the directory ``start``, as POSIX: a link or image a report
     writes, which holds in every clone of the repository (GitHub resolves relative links).
@@ -122,3 +212,7 @@ def relative(path: Path, start: Path) -> str:
 
 def _absolute(*paths: Any) -> list[str]:
     return [str(p) for p in paths if isinstance(p, str | Path) and os.path.isabs(p)]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
