@@ -13,7 +13,7 @@ from conftest import REPO
 from omegaconf import OmegaConf
 
 from seq2seq_lab.errors import UserError
-from seq2seq_lab.report import quality, readmes
+from seq2seq_lab.report import quality, readmes, summary
 from seq2seq_lab.report.specs import own_specs, spec_module, specs
 
 SPECS = own_specs()
@@ -37,8 +37,8 @@ def test_every_link_in_a_generated_block_resolves(rendered):
                 blocks += 1
                 for target in re.findall(r"\]\(([^)#]+)\)", block):
                     assert (path.parent / target).exists(), (path, target)
-    # one per experiment, the index, two verdict tables, two quality tables
-    assert blocks == len(SPECS) + 5
+    # one per experiment, the index, two verdict tables, the quality table (the recipe study's)
+    assert blocks == len(SPECS) + 4
 
 
 def test_a_changed_check_makes_the_committed_block_stale(monkeypatch):
@@ -100,8 +100,8 @@ def test_the_quality_block_is_the_reports_table_section_and_names_a_stale_report
     report.write_text("# an old report without the table's heading\n")
     with pytest.raises(UserError, match="quality.md: no line '## Quality table"):
         readmes.quality_block(report, tmp_path, source)
-    # the committed READMEs carry the committed report's table
-    readme = (REPO / "README.md").read_text()
+    # the study's committed README carries the committed report's table
+    readme = (REPO / "experiments" / "recipe_quality" / "README.md").read_text()
     source = readmes.QUALITY_BLOCK.search(readme).group("source")
     committed = readmes.quality_block(REPO / source, REPO, source)
     assert committed.split("\n", 2)[2] in readme
@@ -115,3 +115,66 @@ def test_each_experiment_folder_holds_its_config_and_spec_and_restates_no_expect
     assert Path(module.__file__).resolve() == (folder / "spec.py").resolve()
     assert module.SPEC.name == name
     assert not re.search(r"(?im)^#.*\bexpect", config)
+
+
+def _table_rows(text: str) -> list[list[str]]:
+    block = readmes.TABLE_BLOCK.search(text).group(0)
+    rows = [x for x in block.splitlines() if x.startswith("| ")]
+    return [[c.strip() for c in row.strip("|").split(" | ")] for row in rows]
+
+
+def test_the_readme_shows_the_short_table_and_experiments_readme_the_full_one(rendered):
+    """The README's table has a few words a cell, each row linking to its report; the same
+    rows, every number of the main check, stay in experiments/README.md."""
+    short = _table_rows(rendered[REPO / "README.md"])
+    full = _table_rows(rendered[REPO / "experiments" / "README.md"])
+    assert short[0] == list(summary.SHORT_HEADER) and full[0] == list(summary.HEADER)
+    assert len(short) == len(full) > 2 * len(SPECS)  # one row per comparison and data
+    for row in short[1:]:
+        link, published, ours, verdict = row
+        assert re.fullmatch(r"\[[^]]+\]\(experiments/\S+/report\.md\)", link), link
+        assert max(len(cell.split()) for cell in row[1:]) <= 10, row
+        assert verdict.startswith("**"), verdict
+    e1 = next(r for r in short[1:] if "e1_attention/results/synthetic/e1_attention/" in r[0])
+    assert e1[0].startswith("[E1 attention vs no attention (synthetic)]")  # no citation
+    assert e1[1] == SPECS["e1_attention"].headline
+    assert e1[3].startswith("**inconclusive**")
+    # the full table keeps the whole published finding
+    assert any(SPECS["e1_attention"].published in cell for r in full for cell in r)
+
+
+def _entry(detail: str, verdict: str = "inconclusive (not converged)") -> dict:
+    return {"verdict": verdict, "main_check": {"detail": detail}}
+
+
+def test_the_short_ours_cell_is_the_main_checks_difference_in_a_few_words():
+    one = (
+        "seq2seq reversed - forward +2.47 [+1.87, +3.07], p 0.003 (paired) (interval alone: holds)"
+    )
+    assert summary.short_ours(_entry(one)) == "seq2seq reversed - forward: +2.5 [+1.9, +3.1]"
+    # several against one variant: their range; a "scope:" prefix is left out
+    several = (
+        "bahdanau: gru - rnn +1.66 [+0.99, +2.33], p 0.009 (paired) (interval alone: undecided "
+        "(too few seeds: 3; the observed spread needs about 6 [bahdanau: gru - rnn])); "
+        "seq2seq: lstm - rnn +7.27 [+5.73, +8.82], p 0.002 (paired)"
+    )
+    assert summary.short_ours(_entry(several)) == "vs rnn: +1.7 to +7.3 (2 pairs)"
+    # against several variants: the first (its interval's level named when not 95 %) and a count
+    mixed = (
+        "model.attention.scaled true: dot - general -2.05 [-4.23, +0.13] (90 %), p 0.111; "
+        "ppl location - dot +0.24 [-0.81, +1.30], p 0.425 (paired, seeds only)"
+    )
+    assert summary.short_ours(_entry(mixed)) == "dot - general: -2.0 [-4.2, +0.1] (90 %); 1 more"
+    # ratios keep two decimals; a detail without a difference says so
+    ratio = (
+        "b_L / b_1 on bucket 61-80: seq2seq 0.33 ± 0.03; bahdanau - seq2seq -0.06 [-0.28, +0.17]"
+    )
+    assert summary.short_ours(_entry(ratio)) == "bahdanau - seq2seq: -0.06 [-0.28, +0.17]"
+    assert summary.short_ours({"verdict": "no rule"}) == "no difference measured"
+
+
+def test_the_short_verdict_is_the_outcome_word_and_its_reason():
+    assert summary.short_verdict(_entry("")) == "**inconclusive** (not converged)"
+    assert summary.short_verdict(_entry("", "reproduced")) == "**reproduced**"
+    rows = summary.short_rows([("[E9](r.md)", "a finding", None)])
+    assert rows == [["[E9](r.md)", "a finding", "not run under the current protocol yet", "—"]]

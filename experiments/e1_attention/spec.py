@@ -64,6 +64,7 @@ def _e1_length(c: Comparison) -> Finding:
 SPEC = ExperimentSpec(
     name="e1_attention",
     title="E1 attention vs no attention (Bahdanau et al. 2014; Luong et al. 2015)",
+    headline="attention +2.8 to +8.9 BLEU over plain seq2seq",
     published=(
         "WMT14 en-fr: RNNencdec-30 13.93 vs RNNsearch-30 21.50; RNNencdec-50 17.82 vs "
         "RNNsearch-50 26.75. The encoder-decoder's BLEU drops sharply as sentences get longer; "

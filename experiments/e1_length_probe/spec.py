@@ -216,6 +216,7 @@ class ProbeOutputLength:
 SPEC = ExperimentSpec(
     name="e1_length_probe",
     title="E1 length beyond training: joined test inputs (Bahdanau et al. 2014, Fig. 2)",
+    headline="seq2seq falls on long sentences, attention holds",
     published=(
         "WMT14 en-fr, BLEU by sentence length: the RNN encoder-decoder's BLEU drops sharply as "
         "sentences get longer (RNNencdec-30 and -50 fall well below 10 past 40-50 words), while "

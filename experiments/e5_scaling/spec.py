@@ -269,6 +269,7 @@ class EntropyVsDk:
 SPEC = ExperimentSpec(
     name="e5_scaling",
     title="E5 scaled vs unscaled dot-product attention (Vaswani et al. 2017)",
+    headline="unscaled fails at large d_k (no numbers)",
     published=(
         "No ablation numbers. Rationale: q.k has variance d_k, so unscaled scores saturate the "
         "softmax for large d_k and gradients vanish; additive attention beats unscaled dot "

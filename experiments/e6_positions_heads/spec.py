@@ -88,6 +88,7 @@ def _e6_contrasts(c: Comparison) -> Pairs:
 SPEC = ExperimentSpec(
     name="e6_positions_heads",
     title="E6 positions, heads and FFN activation (Vaswani et al. 2017 Table 3; Shaw et al. 2018)",
+    headline="no positions breaks word order",
     published=(
         "Newstest2013 dev (ppl/BLEU, base 4.92/25.8): 1 head 5.29/24.9, 4 heads 5.00/25.5, 16 "
         "heads 4.91/25.8; learned positions 4.92/25.7 (~= sinusoidal); relative positions +1.3 "

@@ -9,10 +9,12 @@ from the experiment's spec (``experiments/<name>/spec.py``, the same text its re
 prints); the grid, jobs per scale and training budget from the composed Hydra config
 (``experiments/<name>/config.yaml``). ``experiments/README.md`` gets one block too: the table of
 comparisons, and a verdict table at its top, which the README shares: one row per comparison
-from its committed report's ``verdict.json`` (``seq2seq_lab.report.summary``). The quality
-table of the recurrent recipes (``seq2seq_lab.report.quality``) is copied from its committed
-report into the README and E1's, where its markers stand. Text outside the markers (committed
-results) is hand-written and left alone.
+from its committed report's ``verdict.json`` (``seq2seq_lab.report.summary``); the README's is
+the short rendering of the same rows (a few words a cell, each linking to its report). The
+quality table of the recurrent recipes (``seq2seq_lab.report.quality``) is copied from its
+committed report into ``experiments/recipe_quality/README.md``, where its markers stand (any
+README of the checkout or of ``experiments/*/`` may quote it). Text outside the markers
+(committed results) is hand-written and left alone.
 """
 
 from __future__ import annotations
@@ -34,7 +36,14 @@ from seq2seq_lab.report.grid import SEED, Axis, axes, compose_experiment, seeds,
 from seq2seq_lab.report.markdown import finding_lines, table, training_budget
 from seq2seq_lab.report.spec import ExperimentSpec
 from seq2seq_lab.report.specs import own_specs, readers
-from seq2seq_lab.report.summary import HEADER, SUMMARY_FILE, read_summary, verdict_rows
+from seq2seq_lab.report.summary import (
+    HEADER,
+    SHORT_HEADER,
+    SUMMARY_FILE,
+    read_summary,
+    short_rows,
+    verdict_rows,
+)
 
 EXPERIMENTS = EXPERIMENTS_DIR
 SCALES = ("smoke", "cpu", "real_cpu", "full")  # the scales every comparison is documented at
@@ -210,25 +219,42 @@ def index_block() -> str:
     return "\n".join(lines)
 
 
-def verdict_block(experiments: Path, readme_dir: Path) -> str:
+def verdict_block(experiments: Path, readme_dir: Path, short: bool = False) -> str:
     """The verdict table, its links relative to ``readme_dir``: one row per comparison and
     committed folder; a comparison made from another's runs (``specs.readers``: the length probe,
-    which only some scales record) only where its report exists, else one row saying so."""
+    which only some scales record) only where its report exists, else one row saying so.
+
+    ``short``: the README's table, a few words a cell (the title without its citation and the
+    data, the spec's ``headline``, the main check's difference, the outcome and its reason);
+    otherwise every number of the main check and the whole published finding."""
     entries = []
     for name, spec in [(n, s) for e in own_specs() for n, s in _with_readers(e)]:
         reports = [experiments / (spec.reads or name) / f / name / "report.md" for f in COMMITTED]
         shown = [r for r in reports if r.is_file()] if spec.reads else reports
         for i, report in enumerate(shown or reports[:1]):
             # the first row names the comparison; the next ones its other data, same finding
-            short = spec.title.split(":")[0] if spec.reads else spec.title.split()[0]
             folder = report.parent.parent.name
-            title = spec.title if i == 0 else f"{short} on {folder}"
+            again = spec.title.split(":")[0] if spec.reads else spec.title.split()[0]
+            if short:
+                title = f"{_short_title(spec.title) if i == 0 else again} ({folder})"
+            else:
+                title = spec.title if i == 0 else f"{again} on {folder}"
             link = f"[{title}]({relative(report, readme_dir)})"
             if not report.is_file():
                 link = title
-            published = spec.published if i == 0 else "as above"
+            published = (spec.headline or spec.published) if short else spec.published
+            if i > 0:
+                published = "as above"
             entries.append((link, published, read_summary(report.parent / SUMMARY_FILE)))
-    return "\n".join([TABLE_BEGIN, table(HEADER, verdict_rows(entries)), TABLE_END])
+    rows = short_rows(entries) if short else verdict_rows(entries)
+    return "\n".join([TABLE_BEGIN, table(SHORT_HEADER if short else HEADER, rows), TABLE_END])
+
+
+def _short_title(title: str) -> str:
+    """The title without its closing citation and what follows a colon: "E2 source reversal
+    (Sutskever et al. 2014)" -> "E2 source reversal", "E7 recurrent cell types: vanilla RNN vs
+    GRU vs LSTM" -> "E7 recurrent cell types"."""
+    return re.sub(r"\s*\([^()]*\)$", "", title).split(":")[0]
 
 
 def quality_block(report: Path, readme_dir: Path, source: str) -> str:
@@ -269,9 +295,13 @@ def rendered(experiments: Path = EXPERIMENTS) -> dict[Path, str]:
     readme = experiments.parent / "README.md"
     if readme.is_file():
         texts[readme] = readme.read_text(encoding="utf-8")
+    # a study's own README (recipe_quality/) where it quotes its quality table
+    for path in sorted(experiments.glob("*/README.md")):
+        if path not in texts and QUALITY_BLOCK.search(text := path.read_text(encoding="utf-8")):
+            texts[path] = text
     for path in (experiments / "README.md", readme):
         if path in texts:
-            table_block = verdict_block(experiments, path.parent)
+            table_block = verdict_block(experiments, path.parent, short=path == readme)
             texts[path] = with_block(texts[path], table_block, TABLE_BLOCK)
     for path, text in texts.items():
         if marker := QUALITY_BLOCK.search(text):

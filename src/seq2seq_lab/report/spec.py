@@ -187,6 +187,10 @@ class ExperimentSpec:
     # experiment's name, and the results.json record without which its report is not written
     reads: str | None = None
     needs_record: str | None = None
+    # ``published`` in a few words, for the README's short results table (readmes.py); the
+    # claim of the main check, so it sits beside the main check's numbers ("" falls back to
+    # ``published``)
+    headline: str = ""
 
     def __post_init__(self) -> None:
         mains = [c for c in self.checks if c.main]

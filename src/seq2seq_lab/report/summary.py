@@ -3,15 +3,18 @@
 Each report writes ``verdict.json`` beside its report.md (:func:`summary`): the published
 finding, the verdict and its gates, the main check with its numbers, and every variant's test
 BLEU over seeds. ``python -m seq2seq_lab.report.readmes`` renders the committed files into the
-table at the top of ``experiments/README.md`` and of the README (:func:`verdict_table`), so a
-summary never says more than its report: the same file is read by both.
+table of ``experiments/README.md`` (:func:`verdict_rows`: every number of the main check) and
+the README's short one (:func:`short_rows`: a few words a cell), so a summary never says more
+than its report: the same file is read by both.
 
     comparison | published finding | ours (mean ± std, seeds, scale, data) | verdict
+    comparison | published | ours | verdict                   (the README's)
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,13 @@ from seq2seq_lab.report.assessment import Assessment
 
 SUMMARY_FILE = "verdict.json"
 HEADER = ("comparison", "published finding", "ours (mean ± std, seeds, scale, data)", "verdict")
+SHORT_HEADER = ("comparison", "published", "ours", "verdict")
+# One difference as the report writes it in a check's detail: "bahdanau - seq2seq +21.43
+# [+17.02, +25.85]" (report/evidence.py); its label after any "scope:" prefix
+_DIFFERENCE = re.compile(
+    r"(?P<label>[^;:()\[\]]+? - [^;:()\[\]]+?) (?P<est>[+-]\d+(?:\.\d+)?) "
+    r"\[(?P<lo>[+-]?\d+(?:\.\d+)?), (?P<hi>[+-]?\d+(?:\.\d+)?)\](?P<level> \(\d+ %\))?"
+)
 
 
 def summary(assessment: Assessment) -> dict[str, Any]:
@@ -97,6 +107,56 @@ def verdict_rows(
             verdict += ": " + "; ".join(entry["gates"])
         rows.append([link, published, ours(entry), verdict])
     return rows
+
+
+def differences(detail: str) -> list[tuple[str, float, float, float, str]]:
+    """(label, estimate, interval's lower and upper end, its level when not 95 %: " (90 %)")
+    of each difference a check's detail gives, in its order."""
+    return [
+        (m["label"].strip(), float(m["est"]), float(m["lo"]), float(m["hi"]), m["level"] or "")
+        for m in _DIFFERENCE.finditer(detail)
+    ]
+
+
+def short_ours(entry: dict[str, Any]) -> str:
+    """The main check's difference in a few words: one difference with its interval (95 %
+    unless it says otherwise); several against one variant as their range ("vs seq2seq: +19.1
+    to +22.4 (3 pairs)"); otherwise the first and how many more."""
+    found = differences((entry.get("main_check") or {}).get("detail") or "")
+    if not found:
+        return "no difference measured"
+    # a ratio's differences (the length probe's retention) lie under 1: two decimals there
+    places = 2 if all(abs(x) < 1 for f in found for x in f[1:4]) else 1
+
+    def one(label: str, est: float, lo: float, hi: float, level: str) -> str:
+        return f"{label}: {est:+.{places}f} [{lo:+.{places}f}, {hi:+.{places}f}]{level}"
+
+    if len(found) == 1:
+        return one(*found[0])
+    against = {label.rsplit(" - ", 1)[1] for label, *_ in found}
+    if len(against) == 1:
+        low, high = min(f[1] for f in found), max(f[1] for f in found)
+        return f"vs {against.pop()}: {low:+.{places}f} to {high:+.{places}f} ({len(found)} pairs)"
+    return f"{one(*found[0])}; {len(found) - 1} more"
+
+
+def short_verdict(entry: dict[str, Any]) -> str:
+    """The outcome word in bold, its reason after it: "**inconclusive** (not converged)"."""
+    word, _, reason = entry["verdict"].partition(" (")
+    return f"**{word}**" + (f" ({reason}" if reason else "")
+
+
+def short_rows(
+    entries: Sequence[tuple[str, str, dict[str, Any] | None]],
+) -> list[list[str]]:
+    """(link to the report, the published finding in a few words, its summary or None) ->
+    rows of the README's short table."""
+    return [
+        [link, published, short_ours(entry), short_verdict(entry)]
+        if entry is not None
+        else [link, published, "not run under the current protocol yet", "—"]
+        for link, published, entry in entries
+    ]
 
 
 def read_summary(path: Path) -> dict[str, Any] | None:
