@@ -7,12 +7,12 @@ from seq2seq_lab.report.aggregate import Variant
 from seq2seq_lab.report.checks import (
     ALIGNMENT_TABLE,
     MIN_BUCKET_SENTENCES,
-    every,
+    every_case,
     family_order,
     family_role,
     judged,
     keeps_more,
-    missing,
+    missing_runs,
     pair_up,
 )
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
@@ -36,19 +36,19 @@ def _attention_models(c: Comparison) -> list[Variant]:
 def _e1_attention_gain(c: Comparison) -> Finding:
     plain, attention = c.find(family="seq2seq"), _attention_models(c)
     if plain is None or not attention:
-        return missing("plain seq2seq and at least one attention model")
+        return missing_runs("plain seq2seq and at least one attention model")
     claim = Claim("at least", GAIN)
     cases = [judged(c, f"{m.label} - seq2seq", plain, m, claim) for m in attention]
-    return every(cases, "plain seq2seq and an attention model")
+    return every_case(cases, "plain seq2seq and an attention model")
 
 
 def _e1_transformer_best(c: Comparison) -> Finding:
     transformer = c.find(family="transformer")
     others = [v for v in c.variants if v is not transformer]
     if transformer is None or not others:
-        return missing("a Transformer and another model")
+        return missing_runs("a Transformer and another model")
     cases = [judged(c, f"Transformer - {o.label}", o, transformer, BETTER) for o in others]
-    return every(cases, "a Transformer and another model")
+    return every_case(cases, "a Transformer and another model")
 
 
 def _e1_length(c: Comparison) -> Finding:

@@ -28,11 +28,11 @@ from seq2seq_lab.report.aggregate import Variant, bucket_key, mean_std
 from seq2seq_lab.report.checks import (
     MIN_BUCKET_SENTENCES,
     decided,
-    every,
+    every_case,
     family_order,
     family_role,
     judged,
-    missing,
+    missing_runs,
 )
 from seq2seq_lab.report.evidence import level, recorded
 from seq2seq_lab.report.plots import BleuByLength, KeyFn, line_label, save
@@ -132,13 +132,13 @@ def _probed_models(c: Comparison) -> Probed | Finding:
     plain = next((v for v in probed if v.role.get("family") == "seq2seq"), None)
     attention = [v for v in probed if v.role.get("family") not in ("seq2seq", None)]
     if plain is None or not attention:
-        return missing("the length probe of plain seq2seq and at least one attention model")
+        return missing_runs("the length probe of plain seq2seq and at least one attention model")
     bucket = long_bucket([plain, *attention])
     if bucket is None:
-        return missing(f"a probe bucket with >= {MIN_BUCKET_SENTENCES} inputs in every run")
+        return missing_runs(f"a probe bucket with >= {MIN_BUCKET_SENTENCES} inputs in every run")
     base = retentions(plain, bucket)
     if not base:
-        return missing("a probed seed of seq2seq with a score on the test set as it is")
+        return missing_runs("a probed seed of seq2seq with a score on the test set as it is")
     return Probed(plain, attention, bucket, base)
 
 
@@ -155,7 +155,7 @@ def _retains_more(c: Comparison) -> Finding:
         for model in probed.attention
     ]
     head = f"b_L / b_1 on bucket {probed.bucket}: seq2seq {_text(probed.base)}; "
-    return every(cases, "the probe of seq2seq and an attention model", prefix=head)
+    return every_case(cases, "the probe of seq2seq and an attention model", prefix=head)
 
 
 def _plain_collapses(c: Comparison) -> Finding:

@@ -7,7 +7,7 @@ from seq2seq_lab.report.checks import (
     ALIGNMENT_TABLE,
     MIN_BUCKET_SENTENCES,
     config_flag,
-    every,
+    every_case,
     family_order,
     judged,
     keeps_more,
@@ -53,7 +53,7 @@ def _e2_attention_flat(c: Comparison) -> Finding:
         for f in c.values("family")
         if f != "seq2seq"
     ]
-    return every(cases, "an attention model with and without reversal")
+    return every_case(cases, "an attention model with and without reversal")
 
 
 SPEC = ExperimentSpec(

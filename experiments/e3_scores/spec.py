@@ -10,7 +10,7 @@ from seq2seq_lab.report.checks import (
     ALIGNMENT_TABLE,
     Pairs,
     config_flag,
-    every,
+    every_case,
     family_order,
     judged,
     pair_up,
@@ -75,7 +75,7 @@ def _e3_luong_scores(c: Comparison) -> Finding:
         cases.append(
             judged(c, "ppl concat - general", general, concat, PPL_HIGHER, measure=TEST_PPL)
         )
-    return every(
+    return every_case(
         cases,
         "Luong dot, general and location (global, input feeding)",
         prefix=f"{_scaled([dot, general])}: ",

@@ -16,9 +16,9 @@ from seq2seq_lab.report.checks import (
     NOT_CONVERGED,
     as_number,
     bleu_text,
-    every,
+    every_case,
     judged,
-    missing,
+    missing_runs,
     pair_up,
 )
 from seq2seq_lab.report.evidence import Measure, recorded
@@ -95,7 +95,7 @@ STOPS = (NOT_CONVERGED, "missing")
 
 def _e4_post_fails(c: Comparison) -> Finding:
     if not c.values("lr") or not c.values("layers"):
-        return missing("runs with optim.lr and model.encoder_layers")
+        return missing_runs("runs with optim.lr and model.encoder_layers")
     lr, layers = max(c.values("lr")), max(c.values("layers"))
     post = _e4_setting(c, "post", False, lr, layers)
     pre = _e4_setting(c, "pre", False, lr, layers)
@@ -109,7 +109,7 @@ def _e4_post_fails(c: Comparison) -> Finding:
     gap = _with(gap, f" (post-LN {post.status_text()})")
     floor = c.floor_bleu({"norm": "pre", "warmup": True})
     if floor is None:
-        return every([gap, missing("a quality floor at the runs' scale")], "a floor")
+        return every_case([gap, missing_runs("a quality floor at the runs' scale")], "a floor")
     level = f"pre-LN {bleu_text(pre.bleu)}, the floor {floor:g}"
     if pre.bleu is None or pre.bleu < floor:
         # a stalled post-LN beside an untrained pre-LN shows nothing about norms, either way
@@ -128,7 +128,7 @@ def _e4_pre_needs_no_warmup(c: Comparison) -> Finding:
         if cold is not None and cold.diverged_fraction:
             cases.append(Finding(False, where + f"without warmup {cold.status_text()}"))
         cases.append(judged(c, where + "without - with warmup", warm, cold, claim))
-    return every(cases, "pre-LN with and without warmup at one lr and depth", "pre-LN: ")
+    return every_case(cases, "pre-LN with and without warmup at one lr and depth", "pre-LN: ")
 
 
 def _e4_post_matches_pre(c: Comparison) -> Finding:
@@ -138,13 +138,13 @@ def _e4_post_matches_pre(c: Comparison) -> Finding:
         judged(c, f"lr {lr:g} L{layers}: post - pre", pre, post, claim)
         for lr, layers, post, pre in _e4_pairs(c, *warm)
     ]
-    return every(cases, "post-LN and pre-LN with warmup at one lr and depth", "with warmup: ")
+    return every_case(cases, "post-LN and pre-LN with warmup at one lr and depth", "with warmup: ")
 
 
 def _e4_depth(c: Comparison) -> Finding:
     depths = c.values("layers")
     if len(depths) < 2 or not c.values("lr"):
-        return missing("two depths")
+        return missing_runs("two depths")
     lr = max(c.values("lr"))
     shallow = _e4_setting(c, "post", False, lr, depths[0])
     deep = _e4_setting(c, "post", False, lr, depths[-1])
@@ -199,7 +199,7 @@ def _at_init(c: Comparison, norm: str, layers: int) -> Variant | None:
 
 def _e4_gradients_at_init(c: Comparison) -> Finding:
     if not c.values("layers"):
-        return missing("runs with model.encoder_layers")
+        return missing_runs("runs with model.encoder_layers")
     layers = max(c.values("layers"))
     post, pre = (_at_init(c, norm, layers) for norm in ("post", "pre"))
     # at initialisation: training plays no part, so neither side is held to convergence
@@ -235,7 +235,7 @@ def _similarity(stack: str) -> Measure:
 
 def _e4_collapse(c: Comparison) -> Finding:
     if not c.values("layers") or not c.values("lr"):
-        return missing("runs with optim.lr and model.encoder_layers")
+        return missing_runs("runs with optim.lr and model.encoder_layers")
     layers = max(c.values("layers"))
     claim = Claim("at least", COLLAPSE)
     cases = []
@@ -244,7 +244,7 @@ def _e4_collapse(c: Comparison) -> Finding:
         for stack in ("encoder", "decoder"):
             text = f"lr {lr:g} {stack}: pre - post"
             cases.append(judged(c, text, post, pre, claim, measure=_similarity(stack)))
-    return every(
+    return every_case(
         cases,
         f"post-LN and pre-LN with warmup at {layers} layers",
         f"top two blocks' similarity, L{layers}, with warmup: ",

@@ -24,7 +24,7 @@ from seq2seq_lab.report.checks import (
     decided,
     difference_text,
     judged,
-    missing,
+    missing_runs,
     pair_up,
 )
 from seq2seq_lab.report.evidence import Difference, difference
@@ -122,7 +122,7 @@ ENTROPY_TABLE = Table(
 def _e5_better_at_largest(c: Comparison) -> Finding:
     pairs = _e5_pairs(c)
     if not pairs:
-        return missing("scaled and unscaled runs at the largest d_k")
+        return missing_runs("scaled and unscaled runs at the largest d_k")
     dk, scaled, unscaled = pairs[-1]
     return judged(
         c,
@@ -178,17 +178,17 @@ def _e5_gap_grows(c: Comparison) -> Finding:
     pairs = _e5_pairs(c)
     needed = "scaled and unscaled runs at the smallest and the largest d_k"
     if len(pairs) < 2:
-        return missing(needed)
+        return missing_runs(needed)
     (dk_small, scaled_small, unscaled_small), (dk_large, scaled_large, unscaled_large) = (
         pairs[0],
         pairs[-1],
     )
     if None in (scaled_small, unscaled_small, scaled_large, unscaled_large):
-        return missing(needed)
+        return missing_runs(needed)
     small = difference(unscaled_small, scaled_small)
     large = difference(unscaled_large, scaled_large)
     if small is None or large is None:
-        return missing(f"scored runs of {needed}")
+        return missing_runs(f"scored runs of {needed}")
     d = gap_difference(large, small, dk_large, dk_small)
     text = f"gap (scaled - unscaled) at d_k {dk_large} - gap at d_k {dk_small}"
     detail = (

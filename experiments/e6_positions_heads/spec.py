@@ -9,9 +9,9 @@ from typing import Any
 from seq2seq_lab.report.aggregate import Role, Variant
 from seq2seq_lab.report.checks import (
     Pairs,
-    every,
+    every_case,
     judged,
-    missing,
+    missing_runs,
     pair_up,
     rank,
 )
@@ -66,7 +66,7 @@ def _e6_against_base(c: Comparison, change: dict, name: str, claim: Claim) -> Fi
     """``claim`` of ``name`` (the base with ``change``) minus the base."""
     base, changed = _e6(c), _e6(c, **change)
     if base is None or changed is None or base is changed:
-        return missing(f"the base model and {name}")
+        return missing_runs(f"the base model and {name}")
     return judged(c, f"{name} - base", base, changed, claim)
 
 
@@ -74,10 +74,10 @@ def _e6_none_worst(c: Comparison) -> Finding:
     none = _e6(c, positions="none")
     others = [v for v in c.variants if v is not none]
     if none is None or not others:
-        return missing("a model without positions and another model")
+        return missing_runs("a model without positions and another model")
     claim = Claim("at least", NO_POSITIONS_LOSS)
     cases = [judged(c, f"{o.label} - no positions", none, o, claim) for o in others]
-    return every(cases, "a model without positions and another model")
+    return every_case(cases, "a model without positions and another model")
 
 
 def _e6_contrasts(c: Comparison) -> Pairs:

@@ -6,7 +6,7 @@ from seq2seq_lab.report.aggregate import Role, Variant
 from seq2seq_lab.report.checks import (
     ALIGNMENT_TABLE,
     MIN_BUCKET_SENTENCES,
-    every,
+    every_case,
     family_order,
     judged,
     keeps_more,
@@ -58,7 +58,7 @@ def _e7_rnn_worst(c: Comparison) -> Finding:
         for family, rnn, gru, lstm in _e7_families(c)
         for cell, gated in (("gru", gru), ("lstm", lstm))
     ]
-    return every(cases, "a vanilla RNN and a gated cell in one family")
+    return every_case(cases, "a vanilla RNN and a gated cell in one family")
 
 
 def _e7_rnn_long(c: Comparison) -> Finding:
@@ -67,7 +67,9 @@ def _e7_rnn_long(c: Comparison) -> Finding:
     for family, rnn, gru, lstm in _e7_families(c):
         found = keeps_more(c, rnn, [v for v in (gru, lstm) if v is not None], RETAINED_MORE, pair)
         cases.append(Finding(found.holds, f"{family}: {found.detail}", why=found.why))
-    return every(cases, f"{pair} scored on a bucket of >= {MIN_BUCKET_SENTENCES} long sentences")
+    return every_case(
+        cases, f"{pair} scored on a bucket of >= {MIN_BUCKET_SENTENCES} long sentences"
+    )
 
 
 def _e7_gru_lstm(c: Comparison) -> Finding:
@@ -76,7 +78,7 @@ def _e7_gru_lstm(c: Comparison) -> Finding:
         judged(c, f"{family}: gru - lstm", lstm, gru, claim)
         for family, _, gru, lstm in _e7_families(c)
     ]
-    return every(cases, "GRU and LSTM in one family")
+    return every_case(cases, "GRU and LSTM in one family")
 
 
 SPEC = ExperimentSpec(

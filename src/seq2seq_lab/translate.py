@@ -8,8 +8,8 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from seq2seq_lab.checkout import CONF_DIR
 from seq2seq_lab.cli import run_task
+from seq2seq_lab.config import CONF_DIR  # importing config registers its resolvers
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="translate")

@@ -34,28 +34,28 @@ def bleu_text(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
-def missing(what: str) -> Finding:
+def missing_runs(what: str) -> Finding:
     """The answer of a check whose runs are not there."""
     return Finding(None, f"needs {what}", why=f"missing: {what}")
 
 
-def every(cases: Iterable[Finding], needed: str, prefix: str = "") -> Finding:
+def every_case(cases: Iterable[Finding], needed: str, prefix: str = "") -> Finding:
     """A check over several cases (each attention model, each lr and depth, each family...):
     it fails when any case fails, holds when every case holds, and is otherwise undecided with
     the undecided cases' reasons; with no case at all it is missing ``needed``."""
     cases = list(cases)
     if not cases:
-        return missing(needed)
+        return missing_runs(needed)
     detail = prefix + "; ".join(c.detail for c in cases)
     if any(c.holds is False for c in cases):
         return Finding(False, detail)
     undecided = [c.why or "undecided" for c in cases if c.holds is None]
     if undecided:
-        return Finding(None, detail, why=merged(undecided))
+        return Finding(None, detail, why=merged_reasons(undecided))
     return Finding(True, detail)
 
 
-def merged(whys: list[str]) -> str:
+def merged_reasons(whys: list[str]) -> str:
     """Undecided cases' reasons in one line: the variants not converged named once, and the
     cases that share a reason listed under it once."""
     still = [w.split(": ", 1)[1] for w in whys if w.startswith(NOT_CONVERGED)]
@@ -87,10 +87,10 @@ def judged(
     Undecided while either variant is still improving, except the ones in ``equal_updates``
     (a check of training stability or speed, which says so in its text)."""
     if baseline is None or system is None:
-        return missing(text)
+        return missing_runs(text)
     d = difference(baseline, system, measure)
     if d is None:
-        return missing(f"scored runs of {text}")
+        return missing_runs(f"scored runs of {text}")
     detail = f"{text} {difference_text(claim, d)}"
     exempt = [id(v) for v in equal_updates]
     still = c.unconverged([v for v in (baseline, system) if id(v) not in exempt])
@@ -151,15 +151,17 @@ def keeps_more(
     bucket than ``worse``, by at least ``margin`` (retention difference, interval)."""
     others = [v for v in others if v.bleu_by_length()]
     if worse is None or not worse.bleu_by_length() or not others:
-        return missing(text)
+        return missing_runs(text)
     measure = length_retention([worse, *others])
     if measure is None:
-        return missing(f"two length buckets with >= {MIN_BUCKET_SENTENCES} sentences in every run")
+        return missing_runs(
+            f"two length buckets with >= {MIN_BUCKET_SENTENCES} sentences in every run"
+        )
     claim = Claim("at least", margin)
     cases = [
         judged(c, f"{o.label} - {worse.label}", worse, o, claim, measure=measure) for o in others
     ]
-    return every(cases, text, prefix=f"{measure.name}: ")
+    return every_case(cases, text, prefix=f"{measure.name}: ")
 
 
 def config_flag(run: Run, key: str) -> bool | None:

@@ -25,7 +25,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
 from seq2seq_lab import experiment_folders
-from seq2seq_lab.checkout import CONF_DIR
+from seq2seq_lab.config import CONF_DIR  # importing config registers its resolvers
 
 SEED = "seed"  # the axis of repetitions, counted apart from the grid's settings
 

@@ -29,7 +29,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from seq2seq_lab.checkout import CONF_DIR
+from seq2seq_lab.config import CONF_DIR  # importing config registers its resolvers
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.record import environment
 from seq2seq_lab.report.aggregate import mean_std

@@ -28,7 +28,8 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from seq2seq_lab import experiment_folders as lab
-from seq2seq_lab.checkout import CONF_DIR, EXPERIMENTS_DIR
+from seq2seq_lab.checkout import EXPERIMENTS_DIR
+from seq2seq_lab.config import CONF_DIR  # importing config registers its resolvers
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.record.portable_paths import relative
 from seq2seq_lab.report import quality

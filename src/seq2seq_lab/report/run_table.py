@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq_lab import experiment_folders
-from seq2seq_lab.checkout import CONF_DIR
+from seq2seq_lab.config import CONF_DIR  # importing config registers its resolvers
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.report.commands import SweepCommand
 from seq2seq_lab.report.figures import SOURCES, Figures, Heatmap
