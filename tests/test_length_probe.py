@@ -11,8 +11,8 @@ import torch
 from conftest import compose_config, tiny_overrides
 from sacrebleu.metrics import BLEU
 
+from experiments.e1_length_probe.probe_rescore import rescore
 from seq2seq_lab.analysis.length_probe import join_consecutive, length_probe, score_probe
-from seq2seq_lab.analysis.probe_rescore import rescore
 from seq2seq_lab.checkpoint import load_checkpoint
 from seq2seq_lab.decoding.translation import translate_lines
 from seq2seq_lab.errors import DataError

@@ -9,7 +9,7 @@ import pytest
 import torch
 from config_values import module_settings
 
-from seq2seq_lab.analysis.position_tables import FAR, main, table_statistics
+from experiments.e6_positions_heads.position_tables import FAR, main, table_statistics
 from seq2seq_lab.checkpoint import DATAMODULE_KEY
 from seq2seq_lab.config import build_network, model_config
 from seq2seq_lab.training.module import Seq2SeqModule

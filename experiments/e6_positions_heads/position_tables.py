@@ -14,7 +14,7 @@ learned table starts at its initialisation (Xavier uniform: rms sqrt(2 / (max_po
 and grows only on the rows that training lengths reach; a small position rms beside the token
 rms means the stack above sees little of where a token is.
 
-    python -m seq2seq_lab.analysis.position_tables RUN/checkpoints/best.ckpt ... [--rows 40]
+    python experiments/e6_positions_heads/position_tables.py RUN/checkpoints/best.ckpt ... [--rows 40]
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def table_statistics(network: nn.Module, rows: int) -> list[TableStatistics]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m seq2seq_lab.analysis.position_tables",
+        prog="python experiments/e6_positions_heads/position_tables.py",
         description="Scale and smoothness of the absolute position tables of checkpoints.",
     )
     parser.add_argument("checkpoints", nargs="+", help="Transformer training checkpoints")

@@ -9,7 +9,7 @@ disk: the hypotheses of each join (``RUN/length_probe/join-<k>.txt``) and the te
 record from them and rewrites ``results.json``; the BLEU of every join must come out as the
 recorded one, else the files are not those the probe scored and nothing is written.
 
-    python -m seq2seq_lab.analysis.probe_rescore experiments/e1_attention/results/multi30k/runs/*
+    python experiments/e1_length_probe/probe_rescore.py experiments/e1_attention/results/multi30k/runs/*
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def rescore(run_dir: str | Path) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m seq2seq_lab.analysis.probe_rescore",
+        prog="python experiments/e1_length_probe/probe_rescore.py",
         description="Rescore the length probe of finished runs from their stored outputs.",
     )
     parser.add_argument("runs", nargs="+", help="run directories (holding results.json)")
