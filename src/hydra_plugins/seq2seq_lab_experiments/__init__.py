@@ -5,6 +5,8 @@ search-path plugin that adds every root. Hydra discovers both by scanning ``hydr
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hydra.core.config_search_path import ConfigSearchPath
 from hydra.core.object_type import ObjectType
 from hydra.plugins.config_source import ConfigLoadError, ConfigResult, ConfigSource
@@ -26,9 +28,7 @@ class ExperimentFolders(ConfigSource):
         return SCHEME
 
     @property
-    def root(self):
-        from pathlib import Path
-
+    def root(self) -> Path:
         return Path(self.path)
 
     def load_config(self, config_path: str) -> ConfigResult:
@@ -37,7 +37,7 @@ class ExperimentFolders(ConfigSource):
             raise ConfigLoadError(f"Config not found : {config_path} under {self.path}")
         text = path.read_text(encoding="utf-8")
         return ConfigResult(
-            config=OmegaConf.create(OmegaConf.load(path)),
+            config=OmegaConf.create(text),
             path=f"{SCHEME}://{self.path}",
             provider=self.provider,
             header=ConfigSource._get_header_dict(text[:512]),

@@ -83,8 +83,7 @@ def seeds(grid: list[Axis]) -> tuple[str, ...]:
 def grid_settings(name: str, scale: str | None) -> list[list[str]] | None:
     """The settings (override lists, seed excluded) of experiment ``name``'s grid at
     ``scale``; None when there is no such experiment config or scale to compose."""
-    folder = experiment_folders.folder(name)
-    if scale is None or folder is None or not (folder / experiment_folders.CONFIG).is_file():
+    if scale is None or name not in experiment_folders.experiments():
         return None
     if not (Path(CONF_DIR) / "scale" / f"{scale}.yaml").is_file():
         return None

@@ -158,8 +158,16 @@ class Run:
     def test_lines(self, kind: str) -> list[str] | None:
         """hypotheses / references / sources of the test split, one per sentence: the run's
         files, or the data set's lines its test_set.json names (read once per data set,
-        checksum verified: :func:`seq2seq_lab.data.test_set.read_test_lines`)."""
-        return read_test_lines(self.path, kind, self.test.get("split", "test"))
+        checksum verified: :func:`seq2seq_lab.data.test_set.read_test_lines`). Read once per
+        run: every difference a report tests reads them again."""
+        if kind not in self._test_lines:
+            split = self.test.get("split", "test")
+            self._test_lines[kind] = read_test_lines(self.path, kind, split)
+        return self._test_lines[kind]
+
+    @cached_property
+    def _test_lines(self) -> dict[str, list[str] | None]:
+        return {}
 
     @cached_property
     def metrics(self) -> list[dict[str, float]]:
