@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The `cpu` grid: every comparison at `cpu` scale (conf/scale/cpu.yaml: the scale's three
+# The `synthetic` grid: every comparison at `synthetic` scale (conf/scale/synthetic.yaml: the scale's three
 # seeds, each run trained for its experiment's update budget), one sweep after another, each
 # turned into its committed report experiments/<name>/results/synthetic/. Each sweep's wall time goes
 # to experiments/<name>/results/synthetic/wall_time.txt (the READMEs quote it), and the grid's to
@@ -37,7 +37,7 @@ for name in "$@"; do
 done
 grid_start=$(date +%s)
 for name in "$@"; do
-  sweep="$MULTIRUN/$name/cpu/$TAG"
+  sweep="$MULTIRUN/$name/synthetic/$TAG"
   out="$RESULTS/$name/results/synthetic"
   command=("$PY" -m seq2seq_lab.train -m "experiment=$name" "${SEED_ARGS[@]}"
            hydra/launcher=joblib "hydra.launcher.n_jobs=$JOBS" "threads=$THREADS"

@@ -13,7 +13,7 @@
 # Runs: experiments/recipe_quality/results/xeon/{search,confirm}/<job>/ (committed without
 # checkpoints, see .gitignore); report: experiments/recipe_quality/results/xeon/quality.md;
 # one line per pass in its wall_time.txt. Two runs side by side with one thread each (JOBS=2),
-# as in the real_cpu grids: a candidate's 30 minutes are those of one of two jobs on the
+# as in the multi30k grids: a candidate's 30 minutes are those of one of two jobs on the
 # 2-core machine (JOBS=1 THREADS=1 runs one candidate at a time on one core while a grid of
 # run_real.sh has the other). A pass cut by MINUTES leaves its runs "interrupted": the next continues them
 # from last.ckpt with the wall clock they had left (Lightning's Timer is checkpointed).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real-data grids: a comparison on Multi30k at the `real_cpu` scale (conf/scale/real_cpu.yaml,
+# The real-data grids: a comparison on Multi30k at the `multi30k` scale (conf/scale/multi30k.yaml,
 # three seeds, each experiment's update budget or convergence rule), run as a resumable queue.
 # Every pass runs the whole sweep into the same directory with `resume=true`: a finished run is
 # kept, a run cut short (end of a session, kill -9) continues from its last.ckpt, the rest
@@ -35,7 +35,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source experiments/python.sh
 JOBS=${JOBS:-2}
-SCALE=${SCALE:-real_cpu}
+SCALE=${SCALE:-multi30k}
 DATA=${DATA:-multi30k}
 RESULTS=${RESULTS:-experiments}
 read -r -a EXTRA <<< "${OVERRIDES:-}"

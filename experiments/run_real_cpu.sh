@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The Europarl length study at the reduced `real_cpu` scale without a GPU (issue 6): E1's four
+# The Europarl length study at the reduced `multi30k` scale without a GPU (issue 6): E1's four
 # models trained for a few minutes each by the wall clock on europarl_de_en_20k (the last 1,000
 # train lines held out as the test set), two at a time with one thread each, then one report:
 #   E1 on Europarl (length) -> experiments/e1_attention/results/europarl-long/
 #
 #   bash experiments/run_real_cpu.sh                 # the study (~20 min on a 2-core CPU)
-#   REPORT_ONLY=1 ROOT=multirun/real_cpu/<time> bash experiments/run_real_cpu.sh  # report only
+#   REPORT_ONLY=1 ROOT=multirun/multi30k/<time> bash experiments/run_real_cpu.sh  # report only
 #   LONG_MIN=18 LONG_MODELS="seq2seq bahdanau" bash experiments/run_real_cpu.sh
 #
 # Issue 6 also ran E1, E2 and E4 on Multi30k here by the wall clock; those comparisons now run
@@ -17,13 +17,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source experiments/python.sh
 JOBS=${JOBS:-2}
-ROOT=${ROOT:-multirun/real_cpu/$(date +%Y-%m-%d_%H-%M-%S)}
+ROOT=${ROOT:-multirun/multi30k/$(date +%Y-%m-%d_%H-%M-%S)}
 EUROPARL=${EUROPARL:-$(cd .. && pwd)/shared/data/europarl_de_en_20k}
 LONG_MIN=${LONG_MIN:-8}
 LONG_MODELS=${LONG_MODELS:-seq2seq bahdanau luong transformer}
 mkdir -p "$ROOT"
 
-common="scale=real_cpu threads=$(( JOBS > 1 ? 1 : 2 )) ~callbacks.progress_bar"
+common="scale=multi30k threads=$(( JOBS > 1 ? 1 : 2 )) ~callbacks.progress_bar"
 long="data=europarl data.root=$EUROPARL data.test_from_train_lines=1000 data.val_from_train_lines=500"
 
 {

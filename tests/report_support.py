@@ -88,7 +88,7 @@ def write_run(
     heatmap: bool = False,
     overrides: list[str] | None = None,
     tested: bool = True,
-    scale: str | None = "cpu",
+    scale: str | None = "synthetic",
     validations: list[list[float]] | None = None,
     best_val_bleu: float = 1.0,
     cpu: tuple[str, list[str]] = ("Test CPU", ["AVX2"]),
@@ -256,7 +256,7 @@ def write_arm(
     gain: float = 0.0,
     long_penalty: float = 0.0,
     spread: float = 0.02,
-    scale: str = "real_cpu",
+    scale: str = "multi30k",
     salt: int | None = None,
     **kwargs: Any,
 ) -> list[Path]:

@@ -85,7 +85,7 @@ def test_scales_shrink_or_grow_the_model(tmp_path):
     assert smoke.trainer.max_steps > 0 and full.seeds == "1,2,3"
 
 
-@pytest.mark.parametrize("scale", ["smoke", "cpu", "real_cpu"])
+@pytest.mark.parametrize("scale", ["smoke", "synthetic", "multi30k"])
 def test_the_trainer_of_each_scale_builds(scale, tmp_path):
     cfg = compose_config("train", [f"scale={scale}", "~callbacks.progress_bar"], tmp_path)
     # trainer.precision=auto is resolved before the Trainer sees it, as pipeline.training.train does
@@ -97,54 +97,54 @@ def test_the_trainer_of_each_scale_builds(scale, tmp_path):
 
 
 @pytest.mark.parametrize("name", EXPERIMENTS)
-def test_at_cpu_every_variant_trains_for_the_experiments_update_budget(name, tmp_path):
-    """The protocol (conf/scale/cpu.yaml): max_steps is the experiment's declared budget, no
+def test_at_synthetic_every_variant_trains_for_the_experiments_update_budget(name, tmp_path):
+    """The protocol (conf/scale/synthetic.yaml): max_steps is the experiment's declared budget, no
     early stopping ends a variant sooner, and the wall clock is only a cap above it."""
     cfg = compose_config("train", [f"experiment={name}"], tmp_path)
     declared = OmegaConf.load(
         experiment_folders.folder(name) / experiment_folders.CONFIG
-    ).updates.cpu
+    ).updates.synthetic
     assert cfg.trainer.max_steps == declared > 0
     assert cfg.callbacks.early_stopping is None
     assert cfg.trainer.max_time is not None
     assert declared % cfg.trainer.val_check_interval == 0  # the last update is validated
 
 
-def test_at_real_cpu_a_declared_budget_is_every_runs_budget(tmp_path):
-    """The protocol at real_cpu (conf/scale/real_cpu.yaml), for the comparisons that declare
-    updates.real_cpu: max_steps is it, its last update is validated, no early stopping, three
+def test_at_multi30k_a_declared_budget_is_every_runs_budget(tmp_path):
+    """The protocol at multi30k (conf/scale/multi30k.yaml), for the comparisons that declare
+    updates.multi30k: max_steps is it, its last update is validated, no early stopping, three
     seeds, and the wall clock a cap above it."""
     declared = {}
     for name in EXPERIMENTS:
         updates = OmegaConf.load(
             experiment_folders.folder(name) / experiment_folders.CONFIG
         ).updates
-        if "real_cpu" in updates:
-            declared[name] = updates.real_cpu
+        if "multi30k" in updates:
+            declared[name] = updates.multi30k
     assert {"e4_norm_warmup", "e5_scaling", "e6_positions_heads"} <= set(declared)
     for name, budget in declared.items():
-        cfg = compose_config("train", [f"experiment={name}", "scale=real_cpu"], tmp_path)
+        cfg = compose_config("train", [f"experiment={name}", "scale=multi30k"], tmp_path)
         assert cfg.trainer.max_steps == budget > 0, name
         assert budget % cfg.trainer.val_check_interval == 0, name
         assert cfg.callbacks.early_stopping is None and cfg.seeds == "1,2,3"
         assert cfg.trainer.max_time.minutes >= 60
 
 
-@pytest.mark.parametrize("scale", ["cpu", "real_cpu"])
+@pytest.mark.parametrize("scale", ["synthetic", "multi30k"])
 def test_a_comparison_on_a_cpu_trains_every_run_in_one_fixed_precision(scale, tmp_path):
     """Not `auto`: its one-second probe, timed beside another job, once chose bf16-mixed for
-    one of three identical E4 jobs (conf/scale/real_cpu.yaml); a grid spans machines too."""
+    one of three identical E4 jobs (conf/scale/multi30k.yaml); a grid spans machines too."""
     for name in EXPERIMENTS:
         cfg = compose_config("train", [f"experiment={name}", f"scale={scale}"], tmp_path)
         assert cfg.trainer.precision == "32-true", name
 
 
 @pytest.mark.parametrize("name", EXPERIMENTS)
-def test_at_cpu_the_variants_of_a_family_share_its_optimiser(name, tmp_path):
-    """The lr is chosen per family at cpu (conf/model_size/<model>_cpu.yaml), never per
+def test_at_synthetic_the_variants_of_a_family_share_its_optimiser(name, tmp_path):
+    """The lr is chosen per family at synthetic (conf/model_size/<model>_synthetic.yaml), never per
     variant: within one comparison every job of a family composes the same optimiser and
     schedule, except along an axis the experiment sweeps on purpose (E4's peak lr, warmup)."""
-    grid = axes(compose_experiment(name, "cpu"))
+    grid = axes(compose_experiment(name, "synthetic"))
     swept = {axis.key for axis in grid}
     by_family: dict[str, set[str]] = {}
     for job in settings(grid):
@@ -158,9 +158,9 @@ def test_at_cpu_the_variants_of_a_family_share_its_optimiser(name, tmp_path):
     assert by_family and all(len(kinds) == 1 for kinds in by_family.values()), by_family
 
 
-def test_at_cpu_each_family_takes_the_lr_its_size_file_declares(tmp_path):
+def test_at_synthetic_each_family_takes_the_lr_its_size_file_declares(tmp_path):
     for family in FAMILIES:
-        declared = OmegaConf.load(Path(CONF_DIR) / "model_size" / f"{family}_cpu.yaml")
+        declared = OmegaConf.load(Path(CONF_DIR) / "model_size" / f"{family}_synthetic.yaml")
         cfg = compose_config("train", [f"model={family}"], tmp_path)
         assert cfg.optim.lr == declared.optim.lr, family
         # a command-line override still wins
@@ -169,7 +169,7 @@ def test_at_cpu_each_family_takes_the_lr_its_size_file_declares(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("scale", "steps"), [("smoke", 4), ("cpu", 200), ("real_cpu", 350), ("full", 4000)]
+    ("scale", "steps"), [("smoke", 4), ("synthetic", 200), ("multi30k", 350), ("full", 4000)]
 )
 def test_e4_warmup_follows_the_scale(scale, steps, tmp_path):
     cfg = compose_config("train", ["experiment=e4_norm_warmup", f"scale={scale}"], tmp_path)
@@ -186,7 +186,7 @@ def test_e5_sweeps_d_k_through_the_heads_at_one_d_model(scale, tmp_path):
     """E5 varies d_k alone: every job of the grid has the scale's one d_model, heads x d_k =
     d_model in every attention layer of its network, and the same number of parameters (built
     on the meta device: shapes only, no memory or initialisation; one vocabulary, which
-    real_cpu's tied embeddings need)."""
+    multi30k's tied embeddings need)."""
     base = ["experiment=e5_scaling", f"scale={scale}"]
     jobs = settings(axes(compose_experiment("e5_scaling", scale)))
     d_models, d_ks, sizes = set(), set(), set()
@@ -207,11 +207,11 @@ def test_e5_sweeps_d_k_through_the_heads_at_one_d_model(scale, tmp_path):
         assert sorted(d_ks) == [16, 64, 256]
 
 
-def test_real_cpu_transformer_is_the_time_to_bleu_recipe(tmp_path):
-    """E1's Transformer at `real_cpu` is the benchmarked recipe, so issue 7's run stands for it:
+def test_multi30k_transformer_is_the_time_to_bleu_recipe(tmp_path):
+    """E1's Transformer at `multi30k` is the benchmarked recipe, so issue 7's run stands for it:
     the recipe takes the scale's values rather than writing its own (no group it composes
     changes the model, optimiser, schedule, module settings or batching)."""
-    scale = compose_config("train", ["model=transformer", "scale=real_cpu"], tmp_path)
+    scale = compose_config("train", ["model=transformer", "scale=multi30k"], tmp_path)
     recipe = compose_config("train", ["recipe=transformer_multi30k_cpu"], tmp_path)
     for key in ("model", "optim", "schedule", "module"):
         assert scale[key] == recipe[key], key
@@ -249,7 +249,7 @@ def test_every_recipe_composes_and_builds_its_callbacks(recipe, tmp_path):
     hydra.utils.instantiate(cfg.schedule)
     hydra.utils.get_class(cfg.model._target_)
     for name, conf in cfg.callbacks.items():
-        if conf is None:  # a callback the scale switches off (real_cpu: early stopping)
+        if conf is None:  # a callback the scale switches off (multi30k: early stopping)
             continue
         callback = instantiate(conf, key=f"callbacks.{name}")
         if getattr(callback, "dirpath", None) is not None:  # checkpoints stay in the run dir
@@ -285,7 +285,7 @@ def test_the_cpu_transformer_recipe_is_what_its_comment_says(tmp_path):
 def test_the_grid_with_command_line_overrides_is_the_one_hydras_sweeper_launches(extra):
     """run_real.sh counts a grid's jobs with its OVERRIDES: the count and the jobs must be
     those Hydra's basic sweeper makes of the config's params plus the command line."""
-    cfg = compose_experiment("e4_norm_warmup", "real_cpu")
+    cfg = compose_experiment("e4_norm_warmup", "multi30k")
     params = cfg.hydra.sweeper.params
     parser = OverridesParser.create()
     launched = parser.parse_overrides([f"{k}={params[k]}" for k in params] + extra)

@@ -140,19 +140,24 @@ def test_sweep_command_writes_common_overrides_once_and_sweeps_the_rest(tmp_path
             variant=model,
             family=model,
             seed=seed,
-            overrides=[f"model={model}", f"seed={seed}", "experiment=e1_attention", "scale=cpu"],
+            overrides=[
+                f"model={model}",
+                f"seed={seed}",
+                "experiment=e1_attention",
+                "scale=cpu",
+            ],  # scale by its old name
         )
     runs, _ = find_runs(tmp_path)
     (command,) = sweep_commands(runs)
     assert command.directory == tmp_path and command.runs == 4
     assert command.command == (
-        "python -m seq2seq_lab.train -m experiment=e1_attention scale=cpu "
+        "python -m seq2seq_lab.train -m experiment=e1_attention scale=synthetic "
         "model=seq2seq,bahdanau seed=1,2"
     )
     single = sweep_command(runs[:1], multirun=False)
     assert (
         single
-        == "python -m seq2seq_lab.train model=seq2seq seed=1 experiment=e1_attention scale=cpu"
+        == "python -m seq2seq_lab.train model=seq2seq seed=1 experiment=e1_attention scale=synthetic"
     )
 
 

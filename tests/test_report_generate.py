@@ -374,7 +374,7 @@ def test_each_report_writes_the_summary_the_readme_tables_show(generated, tmp_pa
     path = root / "report" / "e1_attention" / "verdict.json"
     entry = json.loads(path.read_text())
     assert entry["verdict"] == reports["e1_attention"].assessment.verdict.outcome
-    assert entry["scale"] == "cpu" and entry["data"] == ["synthetic test corpus"]
+    assert entry["scale"] == "synthetic" and entry["data"] == ["synthetic test corpus"]
     assert entry["seeds"] == 0  # Luong: no finished seed
     assert [c["text"] for c in entry["checks"]] == [c.text for c in SPECS["e1_attention"].checks]
     bahdanau = next(v for v in entry["variants"] if v["label"] == "bahdanau")
@@ -392,7 +392,7 @@ def test_each_report_writes_the_summary_the_readme_tables_show(generated, tmp_pa
     readers_ = sum(len(readers(n)) for n in SPECS)
     assert len(rows) == len(SPECS) * len(COMMITTED) + readers_ == 2 * len(SPECS) + 1
     (e1,) = [r for r in rows if "e1_attention/results/synthetic/e1_attention/report.md" in r]
-    assert "(0 seeds, `cpu`, synthetic test corpus)" in e1
+    assert "(0 seeds, `synthetic`, synthetic test corpus)" in e1
     assert "**inconclusive (0 seeds)**: " in e1 and SPECS["e1_attention"].published[:40] in e1
     assert sum("not run under the current protocol yet" in r for r in rows) == len(rows) - 1
     # a report not committed yet is named, not linked; its row says the finding is as above

@@ -122,7 +122,7 @@ def test_a_model_still_improving_makes_the_checks_undecided(tmp_path):
 def test_two_seeds_or_no_probe_are_inconclusive(tmp_path):
     write_grid(tmp_path / "a", {"seq2seq": (0.2, 0.3), **dict.fromkeys(FAMILIES[1:], (0.7, 0.8))})
     assert outcome(tmp_path / "a").outcome.startswith("inconclusive")
-    for family in FAMILIES:  # E1 runs without the probe (the cpu scale records none)
+    for family in FAMILIES:  # E1 runs without the probe (the synthetic scale records none)
         for seed in (1, 2, 3):
             write_run(tmp_path / "b" / f"{family}_{seed}", experiment="e1_attention",
                       variant=family, family=family, seed=seed, bleu=40.0)  # fmt: skip

@@ -55,17 +55,17 @@ def test_a_changed_check_makes_the_committed_block_stale(monkeypatch):
 
 
 def test_the_grid_and_jobs_are_the_configs():
-    """E3's variants are the files of its group, its jobs those times the cpu scale's seeds."""
+    """E3's variants are the files of its group, its jobs those times the synthetic scale's seeds."""
     variants = sorted(
         p.stem for p in (REPO / "experiments" / "e3_scores" / "variants").glob("*.yaml")
     )
-    seeds = str(OmegaConf.load(REPO / "conf" / "scale" / "cpu.yaml").seeds).split(",")
+    seeds = str(OmegaConf.load(REPO / "conf" / "scale" / "synthetic.yaml").seeds).split(",")
     block = readmes.experiment_block("e3_scores")
     (line,) = [x for x in block.splitlines() if x.startswith("- `experiment/e3_scores=")]
     assert sorted(line.split("=", 1)[1].split("`")[0].split(",")) == variants
     assert f"| {len(variants)} x {len(seeds)} seeds |" in block
-    updates = OmegaConf.load(REPO / "experiments" / "e3_scores" / "config.yaml").updates.cpu
-    assert f"{updates:,} updates; validation every" in block  # e3's budget at cpu
+    updates = OmegaConf.load(REPO / "experiments" / "e3_scores" / "config.yaml").updates.synthetic
+    assert f"{updates:,} updates; validation every" in block  # e3's budget at synthetic
 
 
 def test_rewriting_replaces_only_the_block_and_check_reports_stale(tmp_path, monkeypatch):

@@ -27,7 +27,7 @@ from seq2seq_lab.report.specs import own_specs
 SPECS = own_specs()
 
 # Every row is written as three seeds whose BLEU spreads by ±JITTER around the row's value,
-# shifted by OFFSET so that the rule tests sit above every experiment's `cpu` floor.
+# shifted by OFFSET so that the rule tests sit above every experiment's `synthetic` floor.
 SEEDS = (1, 2, 3)
 JITTER = {1: -0.2, 2: 0.0, 3: 0.2}
 OFFSET = 20.0
@@ -165,19 +165,19 @@ def e7(rnn=(5.0, 0.0), gru=(12.0, 10.0), lstm=(12.3, 11.0)):
 @pytest.mark.parametrize(
     "seq2seq_lstm, bahdanau_lstm, gate",
     [
-        (13.0, 26.0, None),  # each family's LSTM above its own real_cpu floor (12 and 25)
+        (13.0, 26.0, None),  # each family's LSTM above its own multi30k floor (12 and 25)
         (11.0, 30.0, "below the floor of (seq2seq 12, bahdanau 25) BLEU"),
         (16.0, 24.0, "bahdanau_lstm 24.00"),  # the seq2seq floor is no floor for Bahdanau
     ],
 )
-def test_e7_floor_is_per_family_at_real_cpu(tmp_path, seq2seq_lstm, bahdanau_lstm, gate):
+def test_e7_floor_is_per_family_at_multi30k(tmp_path, seq2seq_lstm, bahdanau_lstm, gate):
     lstm = {"seq2seq": seq2seq_lstm, "bahdanau": bahdanau_lstm}
     for row in e7():
         if row["config"]["model.cell"] == "lstm":
             row["bleu"] = lstm[row["family"]]
         for seed in SEEDS:
             write_run(tmp_path / f"{row['variant']}_{seed}", experiment="e7_cells", seed=seed,
-                      scale="real_cpu", **row)  # fmt: skip
+                      scale="multi30k", **row)  # fmt: skip
     result = outcome_of(tmp_path, "e7_cells")
     if gate is None:
         assert not any("floor" in reason for reason in result.gates)
@@ -196,7 +196,7 @@ def _spec(answers: tuple[bool | None, ...], main: int = 0) -> ExperimentSpec:
         )
         for i, a in enumerate(answers)
     )
-    floor = QualityFloor({"family": "bahdanau"}, {"cpu": 10.0}, "Bahdanau")
+    floor = QualityFloor({"family": "bahdanau"}, {"synthetic": 10.0}, "Bahdanau")
     return ExperimentSpec(
         "x", "x", "", "", role=lambda r: {"family": r.family}, checks=checks, floor=floor
     )
@@ -255,7 +255,7 @@ def test_a_run_stopped_by_the_wall_clock_makes_the_verdict_inconclusive(tmp_path
 
 
 def test_a_spec_names_exactly_one_main_check():
-    floor = QualityFloor({}, {"cpu": 1.0}, "any")
+    floor = QualityFloor({}, {"synthetic": 1.0}, "any")
     checks = (Check("a", lambda c: Finding(True, "")), Check("b", lambda c: Finding(True, "")))
     with pytest.raises(ValueError, match="0 main checks"):
         ExperimentSpec("x", "x", "", "", role=lambda r: {}, checks=checks, floor=floor)
@@ -267,7 +267,7 @@ def test_rule_text_names_every_check_the_main_one_and_the_gates():
         assert f"({i}) {check.label}" in text
     assert "partly if (1) holds and another does not" in text
     assert "undecided while one of them still improves" in text
-    assert "at least 3 finished seeds" in text and "30 at `cpu`" in text
+    assert "at least 3 finished seeds" in text and "30 at `synthetic`" in text
 
 
 # ---------------------------------------------------------------------------- issue 15's defects

@@ -211,7 +211,7 @@ def test_a_queue_runs_its_sweep_again_into_the_same_directory(tmp_path, cache_di
 
 def test_a_queue_sweeps_what_the_scale_sets_in_its_params(tmp_path, cache_dir):
     """E4's lrs per scale (${hydra:runtime.choices.scale} in its sweep params) resolve in a
-    resumable sweep too, which skips the directory check (a real_cpu queue once failed here
+    resumable sweep too, which skips the directory check (a multi30k queue once failed here
     before its first job); the command line narrows the grid to one setting at both lrs."""
     sweep_dir = tmp_path / "sweep"
     proc = run_cli("train", "-m", "experiment=e4_norm_warmup", *tiny_overrides("transformer"),

@@ -119,7 +119,7 @@ def test_the_report_names_no_reuse_when_every_run_was_trained_in_its_grid(tmp_pa
 
 
 def _identity(tmp_path: Path, *overrides: str) -> dict:
-    cfg = compose_config("train", ["scale=real_cpu", *overrides], tmp_path / "job", tmp_path)
+    cfg = compose_config("train", ["scale=multi30k", *overrides], tmp_path / "job", tmp_path)
     return job_identity(cfg, tmp_path / "job")
 
 
@@ -138,7 +138,7 @@ def _identity(tmp_path: Path, *overrides: str) -> dict:
     ids=["e2-seq2seq-reversed", "e2-bahdanau-forward"],
 )
 def test_the_real_data_grids_share_e1s_runs(tmp_path, e1, other):
-    """What E2's queue reuses from E1's at real_cpu (experiments/run_real.sh), so neither grid's
+    """What E2's queue reuses from E1's at multi30k (experiments/run_real.sh), so neither grid's
     budget or sizes may drift apart without the saving going away here first."""
     ours = _identity(tmp_path, "experiment=e1_attention", *e1, "seed=2")
     assert _identity(tmp_path, *other, "seed=2") == ours

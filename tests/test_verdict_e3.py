@@ -60,7 +60,7 @@ def arm(
             seed=seed,
             config=config,
             texts=(sources, references, hypotheses),
-            scale="real_cpu",
+            scale="multi30k",
             validations=converging(gain),
             bleu_only=True,
         )

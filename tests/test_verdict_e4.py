@@ -104,7 +104,7 @@ def arm(
             status="diverged" if diverged else "completed",
             config=config(cell),
             texts=None if diverged else (sources, references, hypotheses),
-            scale="real_cpu",
+            scale="multi30k",
             validations=converging(gain),
             bleu_only=True,
             grad_norms=grad_norms(layers, growth(seed)),
@@ -238,7 +238,7 @@ def test_each_check_is_undecided_where_seeds_and_test_set_cannot_tell(comparison
 
 
 def test_the_main_check_is_undecided_when_pre_ln_is_below_the_floor(tmp_path):
-    """Pre-LN well above a diverged post-LN, but itself below the real_cpu floor (20): an
+    """Pre-LN well above a diverged post-LN, but itself below the multi30k floor (20): an
     untrained pre-LN says nothing about norms."""
     cells = [("pre", False, HIGH, DEEP), ("post", False, HIGH, DEEP)]
     c = build(tmp_path, lambda cell: {"error": 0.6, "diverged": cell[0] == "post"}, cells)

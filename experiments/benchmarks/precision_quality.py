@@ -1,7 +1,7 @@
 """Does bf16-mixed training keep quality? Test BLEU at a fixed number of updates, fp32 vs
 bf16-mixed, three seeds each side (issue 16.1), from one sweep.
 
-Run the sweep (the synthetic task at the `cpu` scale, every run stopped at the same update,
+Run the sweep (the synthetic task at the `synthetic` scale, every run stopped at the same update,
 two runs side by side at one thread each), then summarise it:
 
     python -m seq2seq_lab.train -m model=transformer,bahdanau \\

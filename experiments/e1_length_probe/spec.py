@@ -1,6 +1,6 @@
 """Length beyond training, on E1's runs (Bahdanau et al. 2014, Fig. 2): plain seq2seq against
 the attention models on test inputs made longer than any training sentence by joining
-consecutive test pairs (seq2seq_lab/analysis/length_probe.py; E1 records it at real_cpu and
+consecutive test pairs (seq2seq_lab/analysis/length_probe.py; E1 records it at multi30k and
 full as ``length_probe`` in results.json).
 
 Per run, with b_1 the probe's BLEU on the test set as it is (the join of 1 pair: on Multi30k

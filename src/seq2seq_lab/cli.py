@@ -16,8 +16,19 @@ from omegaconf import DictConfig
 
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.record.interruptions import Interrupted
+from seq2seq_lab.renames import check_argv
 
 log = logging.getLogger("seq2seq_lab")
+
+
+def refuse_renamed_options() -> None:
+    """Stop on a renamed option given on the command line (``scale=cpu``) with one line naming
+    its new name, before Hydra composes anything (seq2seq_lab/renames.py)."""
+    try:
+        check_argv(sys.argv[1:])
+    except UserError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
 
 
 def run_task(task: Callable[[DictConfig], Any], cfg: DictConfig) -> Any:

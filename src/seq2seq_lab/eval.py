@@ -5,15 +5,20 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from seq2seq_lab.cli import run_task
+from seq2seq_lab.cli import refuse_renamed_options, run_task
 from seq2seq_lab.config import CONF_DIR  # importing config registers its resolvers
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="eval")
-def main(cfg: DictConfig) -> None:
+def compose_and_run(cfg: DictConfig) -> None:
     from seq2seq_lab.pipeline.evaluation import evaluate
 
     run_task(evaluate, cfg)
+
+
+def main() -> None:
+    refuse_renamed_options()
+    compose_and_run()
 
 
 if __name__ == "__main__":

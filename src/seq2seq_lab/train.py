@@ -10,17 +10,22 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from seq2seq_lab.cli import run_task
+from seq2seq_lab.cli import refuse_renamed_options, run_task
 from seq2seq_lab.config import CONF_DIR  # importing config registers its resolvers
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="train")
-def main(cfg: DictConfig) -> float | None:
+def compose_and_run(cfg: DictConfig) -> float | None:
     from seq2seq_lab.pipeline.training import train
 
     results = run_task(train, cfg)
     # The value a sweeper (Optuna) maximises: best validation BLEU, None if the job failed.
     return (results or {}).get("training", {}).get("best_val_bleu")
+
+
+def main() -> None:
+    refuse_renamed_options()
+    compose_and_run()
 
 
 if __name__ == "__main__":

@@ -103,7 +103,7 @@ def _job_fields(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
 
 
 def _scale() -> str | None:
-    """The ``scale`` group's choice (smoke, cpu, real_cpu, full): the report's quality floors
+    """The ``scale`` group's choice (smoke, synthetic, multi30k, full): the report's quality floors
     are stated per scale."""
     from hydra.core.hydra_config import HydraConfig
 

@@ -1,6 +1,6 @@
 """A resumable queue never trains one configuration twice: it reuses another grid's identical run.
 
-Grids share settings: at real_cpu E2's reversed plain seq2seq and forward Bahdanau are E1's
+Grids share settings: at multi30k E2's reversed plain seq2seq and forward Bahdanau are E1's
 runs under other labels. Two jobs train the same model when their
 *training identity* is equal,
 

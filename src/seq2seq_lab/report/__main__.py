@@ -28,7 +28,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--scale",
         default=None,
-        help="for a runs.csv only: the scale its runs were made at (cpu, real...), for tables "
+        help="for a runs.csv only: the scale its runs were made at (synthetic, multi30k, ...), for tables "
         "written before runs.csv had a scale column",
     )
     parser.add_argument(

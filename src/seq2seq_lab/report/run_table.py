@@ -46,6 +46,7 @@ from typing import Any
 from seq2seq_lab import experiment_folders
 from seq2seq_lab.config import CONF_DIR  # importing config registers its resolvers
 from seq2seq_lab.errors import UserError
+from seq2seq_lab.renames import current
 from seq2seq_lab.report.commands import SweepCommand
 from seq2seq_lab.report.figures import SOURCES, Figures, Heatmap
 from seq2seq_lab.report.plots import slug
@@ -117,7 +118,7 @@ def row_results(row: dict[str, str], scale: str | None = None) -> dict[str, Any]
         "seed": _number(cells.get("seed"), int),
         "variant": cells.get("variant"),
         "experiment": config.get("experiment_name"),
-        "scale": cells.get("scale") or scale,
+        "scale": current("scale", cells.get("scale") or scale),
         "config": config,
     }
     test = {k: _number(cells.get(f"test.{k}")) for k in SCORES}
@@ -159,7 +160,7 @@ def read_run_table(path: str | Path, scale: str | None = None) -> list[Run]:
     runs, source = [], _recorded_source(path.parent)
     for number, row in enumerate(rows, start=2):  # line 1 is the header
         recorded = (row.get("scale") or "").strip()
-        if scale is not None and recorded and recorded != scale:
+        if scale is not None and recorded and current("scale", recorded) != current("scale", scale):
             raise UserError(
                 f"{path}:{number}: the run records scale {recorded!r}, not the {scale!r} given"
             )

@@ -32,6 +32,7 @@ from seq2seq_lab.data.test_set import read_test_lines
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.record.portable_paths import portable_record
 from seq2seq_lab.record.results import ABANDONED, FINISHED
+from seq2seq_lab.renames import current, current_override
 from seq2seq_lab.training.convergence import late_gain
 
 RESULTS_FILE = "results.json"
@@ -83,8 +84,9 @@ class Run:
 
     @property
     def scale(self) -> str | None:
-        """The scale the run was made at (``scale=`` choice), as results.json records it."""
-        return self.results.get("scale")
+        """The scale the run was made at (``scale=`` choice), as results.json records it, by
+        its name today (seq2seq_lab/renames.py)."""
+        return current("scale", self.results.get("scale"))
 
     @property
     def steps(self) -> int | None:
@@ -110,7 +112,8 @@ class Run:
 
     @property
     def overrides(self) -> list[str]:
-        return [str(o) for o in self.results.get("overrides") or []]
+        """The run's command-line overrides, options by their names today."""
+        return [current_override(str(o)) for o in self.results.get("overrides") or []]
 
     @property
     def config(self) -> dict[str, Any]:

@@ -15,7 +15,7 @@ The speed figures of both kinds of CPU and the quality check (test BLEU at a fix
 updates, three seeds each side, no significant difference) are in
 experiments/benchmarks/RESULTS.md ("Training precision"). ``auto`` is the default of the
 ``full`` scale (a GPU: decided by its capability) and of the CPU recipe. The comparisons on a
-CPU (``cpu``, ``real_cpu``) keep ``32-true``: a grid's runs must share numerics across
+CPU (``synthetic``, ``multi30k``) keep ``32-true``: a grid's runs must share numerics across
 sessions and machines, and the probe, timed while another job trains beside it, can choose
 differently for identical jobs (RESULTS.md: "The precision probe beside another job").
 Any explicit Lightning precision (``32-true``, ``bf16-mixed``, ``16-mixed``...) is kept as
