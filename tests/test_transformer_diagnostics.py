@@ -1,5 +1,6 @@
 """Diagnostics: gradient norms at init (Xiong et al.), attention entropy (E5), layer similarity,
-cross-attention maps, and the Lightning callback that runs them during training."""
+cross-attention maps, and the Lightning callback that runs them during training (the maps are
+drawn by the AttentionPlots callback: tests/test_attention_plots.py)."""
 
 from __future__ import annotations
 
@@ -200,7 +201,7 @@ class _NoBlocks(nn.Module):
 def _fit(
     network: nn.Module, root, *, max_steps: int = 3, sanity_steps: int = 1, probes=()
 ) -> L.Trainer:
-    diagnostics = TransformerDiagnostics(**callback_settings("diagnostics", attention_sentences=2))
+    diagnostics = TransformerDiagnostics(**callback_settings("diagnostics"))
     trainer = L.Trainer(
         max_steps=max_steps, log_every_n_steps=1, val_check_interval=2, default_root_dir=root,
         logger=False, enable_checkpointing=False, enable_progress_bar=False,
@@ -228,11 +229,11 @@ def test_callback_writes_and_logs_diagnostics(tmp_path) -> None:
     assert [(r["step"], r["when"]) for r in records] == [(0, "init"), (2, "validation")]
     assert set(records[1]["entropy"]) == {"encoder.self_attn", "decoder.self_attn",
                                           "decoder.cross_attn"}  # fmt: skip
-    assert sorted(p.name for p in (out / "cross_attention").iterdir()) == [
-        "step0000000_val0.png",
-        "step0000000_val1.png",
-        "step0000002_val0.png",
-        "step0000002_val1.png",
+    # the cross-attention grids are AttentionPlots' alone
+    assert sorted(p.name for p in out.iterdir()) == [
+        "grad_norms_init.json",
+        "grad_norms_init.png",
+        "validation.jsonl",
     ]
     metrics = trainer.callback_metrics
     assert "diag/grad_norm/decoder.1.ffn" in metrics

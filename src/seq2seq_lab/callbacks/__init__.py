@@ -1,1 +1,2 @@
-"""Lightning callbacks: throughput, Transformer diagnostics, wall-clock checkpoints."""
+"""Lightning callbacks: throughput, attention plots, Transformer diagnostics, wall-clock
+checkpoints."""

@@ -1,5 +1,6 @@
-"""Transformer training diagnostics (E4, E5): gradient norms per layer, layer similarity,
-attention entropy and cross-attention maps, written under ``<run dir>/diagnostics/`` and logged.
+"""Transformer training diagnostics (E4, E5): gradient norms per layer, layer similarity and
+attention entropy, written under ``<run dir>/diagnostics/`` and logged. (The cross-attention
+grids are drawn with every other attention figure: ``seq2seq_lab.callbacks.attention_plots``.)
 
 The analyses themselves are the pure functions of ``seq2seq_lab.analysis``; this callback only
 decides when to run them and where the results go. Networks without the block structure they
@@ -15,7 +16,6 @@ from typing import Any
 import lightning as L
 import torch
 
-from seq2seq_lab.analysis.attention_maps import cross_attention_maps, plot_cross_attention
 from seq2seq_lab.analysis.entropy import attention_entropy
 from seq2seq_lab.analysis.gradients import (
     gradient_norms,
@@ -25,7 +25,6 @@ from seq2seq_lab.analysis.gradients import (
 from seq2seq_lab.analysis.similarity import layer_similarity
 from seq2seq_lab.analysis.trace import has_blocks
 from seq2seq_lab.data.batch import Batch
-from seq2seq_lab.data.specials import EOS_ID, PAD_ID
 
 
 class TransformerDiagnostics(L.Callback):
@@ -40,9 +39,7 @@ class TransformerDiagnostics(L.Callback):
       the first ``batch_sentences`` sentences of the first validation batch (one line appended
       to ``diagnostics/validation.jsonl``: ``{"step", "when", "similarity", "entropy"}``, with
       ``"when": "init"`` at step 0 and ``"validation"`` after), scalars
-      ``diag/similarity[_init]/*``, ``diag/entropy[_init]/*``, and the cross-attention grid
-      (every layer and head) of its first ``attention_sentences`` sentences
-      (``diagnostics/cross_attention/step<N>_val<i>.png``, and to W&B).
+      ``diag/similarity[_init]/*``, ``diag/entropy[_init]/*``.
 
     The settings have no defaults: their one home is ``diagnostics`` in
     conf/callbacks/default.yaml.
@@ -53,11 +50,9 @@ class TransformerDiagnostics(L.Callback):
         *,
         log_every_n_steps: int | None,
         batch_sentences: int,
-        attention_sentences: int,
     ) -> None:
         self.log_every_n_steps = log_every_n_steps
         self.batch_sentences = batch_sentences
-        self.attention_sentences = attention_sentences
         self._val_batch: Batch | None = None
 
     # ------------------------------------------------------------------ helpers
@@ -154,8 +149,8 @@ class TransformerDiagnostics(L.Callback):
     def _record(
         self, trainer: L.Trainer, pl_module: L.LightningModule, network: Any, *, when: str
     ) -> None:
-        """Similarity and entropy of the network as it is now on the fixed sentences: logged,
-        appended to validation.jsonl, and the cross-attention grids drawn."""
+        """Similarity and entropy of the network as it is now on the fixed sentences: logged
+        and appended to validation.jsonl."""
         batch, step = self._val_batch, trainer.global_step
         assert batch is not None
         similarity = layer_similarity(network, batch)
@@ -176,40 +171,3 @@ class TransformerDiagnostics(L.Callback):
         record = {"step": step, "when": when, "similarity": similarity, "entropy": entropy}
         with open(out / "validation.jsonl", "a") as f:
             f.write(json.dumps(record) + "\n")
-        self._plot_cross_attention(trainer, network, batch, out / "cross_attention", step)
-
-    def _plot_cross_attention(
-        self, trainer: L.Trainer, network: Any, batch: Batch, out: Path, step: int
-    ) -> None:
-        rows = list(range(min(self.attention_sentences, len(batch))))
-        if not rows:
-            return
-        datamodule = getattr(trainer, "datamodule", None)
-        paths = []
-        for row, maps in zip(rows, cross_attention_maps(network, batch, rows)):
-            index = int(batch.index[row])
-            src_ids = batch.src[row][batch.src_mask[row]].tolist()
-            tgt_ids = batch.tgt_out[row][batch.tgt_out[row] != PAD_ID].tolist()
-            src_tokens = _labels(getattr(datamodule, "src_tokenizer", None), src_ids)
-            tgt_tokens = _labels(getattr(datamodule, "tgt_tokenizer", None), tgt_ids)
-            paths.append(
-                plot_cross_attention(
-                    maps,
-                    src_tokens,
-                    tgt_tokens,
-                    out / f"step{step:07d}_val{index}.png",
-                    title=f"cross-attention, step {step}, val sentence {index}",
-                )
-            )
-        for logger in trainer.loggers:
-            log_image = getattr(logger, "log_image", None)  # W&B
-            if log_image is not None:
-                log_image(key="diag/cross_attention", images=[str(p) for p in paths], step=step)
-
-
-def _labels(tokenizer: Any, ids: list[int]) -> list[str]:
-    """Axis labels of a source row or gold target row (both end with EOS); without a
-    tokenizer the ids themselves are the labels."""
-    body = ids[:-1] if ids and ids[-1] == EOS_ID else ids
-    words = tokenizer.tokens(body) if tokenizer is not None else [str(i) for i in body]
-    return [*words, "</s>"] if len(body) < len(ids) else list(words)

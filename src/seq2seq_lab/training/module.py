@@ -3,8 +3,9 @@
 It owns everything that is not the network's forward pass: the loss (teacher-forced cross
 entropy with label smoothing, padding ignored), perplexity, decoding the validation and test
 sets with the shared decoders (``seq2seq_lab.decoding``), sacrebleu scores, the optimiser and
-its step-wise schedule, gradient-norm logging, the divergence rule and attention plots. A
-comparison therefore differs only in ``network``; the networks themselves import no Lightning.
+its step-wise schedule, gradient-norm logging and the divergence rule. A comparison therefore
+differs only in ``network``; the networks themselves import no Lightning. (Attention heatmaps
+are a callback's: ``seq2seq_lab.callbacks.attention_plots``.)
 
 Every constructor argument is a plain container (dicts of str/int/float/bool/list), so
 checkpoints load under ``torch.load(weights_only=True)`` and ``load_from_checkpoint`` rebuilds
@@ -14,8 +15,8 @@ their one home is the ``module:`` section of ``conf/train.yaml``.
 
 from __future__ import annotations
 
+import logging
 import math
-from pathlib import Path
 from typing import Any
 
 import lightning as L
@@ -41,6 +42,16 @@ from seq2seq_lab.training.rng import rng_state, set_rng_state
 # states and the divergence rule's, so that a resumed run continues exactly.
 RESUME_KEY = "seq2seq_lab_resume"
 
+# Settings this module no longer reads -> where they went. Checkpoints written while they
+# existed hold them among the constructor's keywords (their hyper-parameters), and a config
+# may still set them: both load, with a warning; any other unknown keyword is an error.
+RETIRED_SETTINGS = {
+    "attention_plots": "the attention heatmaps are the AttentionPlots callback's "
+    "(callbacks.attention_plots.sentences, conf/callbacks/default.yaml)",
+}
+
+log = logging.getLogger(__name__)
+
 
 class Seq2SeqModule(L.LightningModule):
     """Training, validation and test of any :class:`Seq2SeqNetwork`.
@@ -59,8 +70,11 @@ class Seq2SeqModule(L.LightningModule):
             :class:`~seq2seq_lab.decoding.DecodingSettings` (conf/decoding/).
         divergence: ``max_loss_ratio`` and ``patience`` of the
             :class:`~seq2seq_lab.training.divergence.DivergenceRule`.
-        attention_plots: how many fixed validation sentences get an attention heatmap.
+        samples_to_log: how many validation (source, hypothesis, reference) rows the
+            loggers that take text get (a W&B table per validation).
         run_config: the whole resolved run config, kept for eval/translate (not used here).
+        retired: settings of :data:`RETIRED_SETTINGS`: a warning, then ignored (and not
+            saved in new checkpoints).
     """
 
     def __init__(
@@ -73,16 +87,21 @@ class Seq2SeqModule(L.LightningModule):
         val_decoding: dict,
         test_decoding: dict,
         divergence: dict,
-        attention_plots: int,
         samples_to_log: int,
         run_config: dict | None = None,
+        **retired: Any,
     ) -> None:
         super().__init__()
         if not 0.0 <= label_smoothing < 1.0:
             raise ConfigError(
                 f"module.label_smoothing={label_smoothing}: expected a number in [0, 1)"
             )
-        self.save_hyperparameters()
+        unknown = sorted(set(retired) - set(RETIRED_SETTINGS))
+        if unknown:
+            raise TypeError(f"Seq2SeqModule got unexpected keyword arguments {unknown}")
+        for name in retired:
+            log.warning("module.%s is no longer read: %s", name, RETIRED_SETTINGS[name])
+        self.save_hyperparameters(ignore=list(retired))
         self.network: Seq2SeqNetwork = instantiate(network, key="model")
         self.val_decoding = DecodingSettings.from_config(val_decoding, "module.val_decoding")
         self.test_decoding = DecodingSettings.from_config(test_decoding, "module.test_decoding")
@@ -219,10 +238,10 @@ class Seq2SeqModule(L.LightningModule):
 
     # ---------------------------------------------------------------- evaluation
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
-        self._eval_step(batch, self.val_decoding, return_attention=True)
+        self._eval_step(batch, self.val_decoding)
 
     def test_step(self, batch: Batch, batch_idx: int) -> None:
-        self._eval_step(batch, self.test_decoding, return_attention=False)
+        self._eval_step(batch, self.test_decoding)
 
     def on_validation_epoch_start(self) -> None:
         self._eval = _new_eval_state()
@@ -230,19 +249,15 @@ class Seq2SeqModule(L.LightningModule):
     def on_test_epoch_start(self) -> None:
         self._eval = _new_eval_state()
 
-    def _eval_step(self, batch: Batch, settings: DecodingSettings, return_attention: bool) -> None:
+    def _eval_step(self, batch: Batch, settings: DecodingSettings) -> None:
         loss_sum, nll_sum, n_tokens = self.loss_terms(batch)
         acc = self._eval
         acc["loss"] += float(loss_sum)
         acc["nll"] += float(nll_sum)
         acc["tokens"] += int(n_tokens)
-        hyps = decode(
-            self.network, batch.src, batch.src_mask, settings, return_attention=return_attention
-        )
+        hyps = decode(self.network, batch.src, batch.src_mask, settings)
         for i, index in enumerate(batch.index.tolist()):
             acc["hyp_ids"][index] = hyps.tokens[i]
-            if hyps.attention is not None:
-                acc["attention"][index] = hyps.attention[i]
 
     def _eval_results(self, split: str) -> dict[str, Any]:
         """Scores of the decoded sentences (in corpus order) against the raw references."""
@@ -275,7 +290,6 @@ class Seq2SeqModule(L.LightningModule):
         if not self.trainer.sanity_checking:
             self.validations.append([self.global_step, float(scores.bleu)])
             self._log_samples(res)
-            self._plot_attention(res)
 
     def on_test_epoch_end(self) -> None:
         dm = self.trainer.datamodule
@@ -324,41 +338,6 @@ class Seq2SeqModule(L.LightningModule):
                     step=self.global_step,
                 )
 
-    def _plot_attention(self, res: dict) -> None:
-        """Heatmaps of the first ``attention_plots`` validation sentences (run dir + W&B)."""
-        n = self.hparams.attention_plots
-        attention = self._eval["attention"]
-        if n <= 0 or not attention:
-            return
-        from seq2seq_lab.analysis.heatmap import plot_alignment
-
-        dm = self.trainer.datamodule
-        out_dir = Path(self.trainer.default_root_dir) / "attention" / f"step{self.global_step:07d}"
-        paths = []
-        val_sources = dm.raw_pairs("val")[0]
-        for index in sorted(attention)[:n]:
-            src_ids = dm.encode_source(val_sources[index])
-            src_tokens = dm.src_tokenizer.tokens(src_ids) + ["</s>"]
-            hyp_ids = self._eval["hyp_ids"][index]
-            weights = attention[index][:, : len(src_tokens)].float().numpy()
-            # One row per decoder step: the hypothesis, plus EOS unless cut at the length limit.
-            tgt_tokens = (dm.tgt_tokenizer.tokens(hyp_ids) + ["</s>"])[: weights.shape[0]]
-            paths.append(
-                plot_alignment(
-                    weights,
-                    src_tokens,
-                    tgt_tokens,
-                    out_dir / f"val{index}.png",
-                    title=f"{self.family} step {self.global_step}",
-                )
-            )
-        for logger in self.loggers:
-            log_image = getattr(logger, "log_image", None)
-            if log_image is not None:
-                log_image(
-                    key="val/attention", images=[str(p) for p in paths], step=self.global_step
-                )
-
 
 def stop_cause(trainer: L.Trainer) -> str:
     """What ended ``trainer``'s fit loop, in words naming its setting (for the reason of a
@@ -382,4 +361,4 @@ def stop_cause(trainer: L.Trainer) -> str:
 
 
 def _new_eval_state() -> dict[str, Any]:
-    return {"loss": 0.0, "nll": 0.0, "tokens": 0, "hyp_ids": {}, "attention": {}}
+    return {"loss": 0.0, "nll": 0.0, "tokens": 0, "hyp_ids": {}}
