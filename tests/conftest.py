@@ -17,7 +17,7 @@ from omegaconf import DictConfig, open_dict
 
 REPO = Path(__file__).resolve().parents[1]
 CONF_DIR = str(REPO / "conf")
-FAMILIES = ("seq2seq", "bahdanau", "luong", "transformer")
+FAMILIES = ("plain", "bahdanau", "luong", "transformer")
 
 QUIET = ["~callbacks.progress_bar"]
 

@@ -23,7 +23,7 @@ SIGNATURE = {
     "ter": "nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:2.6.0",
 }
 FAMILY_TARGETS = {
-    "seq2seq": "seq2seq_lab.models.recurrent.plain.PlainSeq2SeqNetwork",
+    "plain": "seq2seq_lab.models.recurrent.plain.PlainSeq2SeqNetwork",
     "bahdanau": "seq2seq_lab.models.recurrent.bahdanau.BahdanauNetwork",
     "luong": "seq2seq_lab.models.recurrent.luong.LuongNetwork",
     "transformer": "seq2seq_lab.models.transformer.network.TransformerNetwork",

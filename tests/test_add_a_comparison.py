@@ -20,7 +20,7 @@ CONFIG = """\
 experiment_name: my_reversal
 variant: reverse-${model.reverse_source}
 defaults:
-  - override /model: seq2seq
+  - override /model: plain
 hydra:
   sweep:
     dir: multirun/my_reversal/${hydra:runtime.choices.scale}/${run_stamp:}

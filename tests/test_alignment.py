@@ -95,6 +95,6 @@ def test_figures_do_not_depend_on_padding_or_batching():
 
 def test_a_network_without_attention_has_no_figures():
     net = build_network(
-        "seq2seq", src_vocab_size=V, tgt_vocab_size=V, hidden_size=8, embedding_dim=8, dropout=0.0
+        "plain", src_vocab_size=V, tgt_vocab_size=V, hidden_size=8, embedding_dim=8, dropout=0.0
     )
     assert alignment_figures(net, [one_sentence(3, 3)]) is None

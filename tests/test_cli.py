@@ -112,7 +112,7 @@ def test_missing_checkpoint_is_a_one_line_error(tmp_path):
 def test_unknown_model_lists_the_valid_ones(tmp_path):
     proc = run_cli("train", "model=lstmm", f"hydra.run.dir={tmp_path}")
     assert proc.returncode != 0
-    for name in ("bahdanau", "luong", "seq2seq", "transformer"):
+    for name in ("bahdanau", "luong", "plain", "transformer"):
         assert name in proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -155,7 +155,7 @@ def test_bad_data_files_are_one_line_errors(problem, expected, tmp_path):
         "train",
         "data=multi30k",
         f"data.root={root}",
-        "model=seq2seq",
+        "model=plain",
         f"hydra.run.dir={tmp_path / 'run'}",
         f"paths.cache_dir={tmp_path / 'cache'}",
     )

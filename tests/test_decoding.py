@@ -150,7 +150,7 @@ def test_attention_is_returned_per_emitted_step(family):
 
 
 def test_min_len_forbids_early_eos():
-    net = tiny_network("seq2seq")
+    net = tiny_network("plain")
     src, mask = source_batch()
     hyps = greedy_search(net, src, mask, min_len=3, max_len_a=0.0, max_len_b=6)
     assert all(len(t) >= 3 for t in hyps.tokens)

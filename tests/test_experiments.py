@@ -143,7 +143,7 @@ def test_joblib_launcher_runs_jobs_in_parallel_processes(tmp_path):
         "hydra.launcher.n_jobs=2",
         "threads=1",
         "scale=smoke",
-        "model=seq2seq,luong",
+        "model=plain,luong",
         "~callbacks.progress_bar",
         f"paths.cache_dir={tmp_path / 'cache'}",
         f"hydra.sweep.dir={tmp_path / 'joblib'}",
@@ -191,7 +191,7 @@ def test_run_cpu_sh_runs_the_named_grids_and_writes_reports_and_wall_times(tmp_p
         "PYTHON": sys.executable,
         "RESULTS": str(tmp_path / "experiments"),
         "MULTIRUN": str(tmp_path / "multirun"),
-        "OVERRIDES": f"scale=smoke model=seq2seq,bahdanau seeds=1 paths.cache_dir={cache_dir}",
+        "OVERRIDES": f"scale=smoke model=plain,bahdanau seeds=1 paths.cache_dir={cache_dir}",
     }
     proc = subprocess.run(["bash", str(REPO / "experiments" / "run_cpu.sh"), "e1_attention"],
                           env=env, capture_output=True, text=True, timeout=600)  # fmt: skip

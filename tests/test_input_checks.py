@@ -226,8 +226,8 @@ def test_eval_finds_a_relative_data_root_from_another_directory(tmp_path, cache_
     cfg = compose_config(
         "train",
         [
-            "model=seq2seq",
-            "model_size=seq2seq_smoke",
+            "model=plain",
+            "model_size=plain_smoke",
             "data=parallel_text",
             "data.root=corpus",  # relative to the launch directory
             "data.tokenizer.vocab_size=120",

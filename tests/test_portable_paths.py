@@ -172,7 +172,7 @@ def old_sweep(root: Path, cache: Path) -> None:
     root.mkdir(parents=True)
     (root / "multirun.yaml").write_text("hydra: {}\n")
     sources, references = corpus(n=60)
-    jobs = [(f, s) for f in ("seq2seq", "bahdanau") for s in (1, 2)]
+    jobs = [(f, s) for f in ("plain", "bahdanau") for s in (1, 2)]
     for num, (family, seed) in enumerate(jobs):
         run_dir = write_run(
             root / str(num),

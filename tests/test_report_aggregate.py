@@ -102,7 +102,7 @@ def test_bleu_by_length_averages_seeds_per_bucket(tmp_path):
             tmp_path / str(seed),
             experiment="e",
             variant="a",
-            family="seq2seq",
+            family="plain",
             seed=seed,
             bleu=short,
             long_bleu=long,
@@ -117,7 +117,7 @@ def test_bleu_by_length_averages_seeds_per_bucket(tmp_path):
 
 
 def test_unreadable_results_are_reported_not_fatal(tmp_path):
-    write_run(tmp_path / "ok", experiment="e", variant="a", family="seq2seq", bleu=1.0)
+    write_run(tmp_path / "ok", experiment="e", variant="a", family="plain", bleu=1.0)
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "results.json").write_text("{ truncated")
     runs, unreadable = find_runs(tmp_path)
@@ -132,7 +132,7 @@ def test_missing_path_is_a_user_error(tmp_path):
 
 def test_sweep_command_writes_common_overrides_once_and_sweeps_the_rest(tmp_path):
     (tmp_path / "multirun.yaml").write_text("hydra: {}\n")
-    jobs = [(m, s) for m in ("seq2seq", "bahdanau") for s in (1, 2)]
+    jobs = [(m, s) for m in ("plain", "bahdanau") for s in (1, 2)]
     for num, (model, seed) in enumerate(jobs):
         write_run(
             tmp_path / str(num),
@@ -152,12 +152,12 @@ def test_sweep_command_writes_common_overrides_once_and_sweeps_the_rest(tmp_path
     assert command.directory == tmp_path and command.runs == 4
     assert command.command == (
         "python -m seq2seq_lab.train -m experiment=e1_attention scale=synthetic "
-        "model=seq2seq,bahdanau seed=1,2"
+        "model=plain,bahdanau seed=1,2"
     )
     single = sweep_command(runs[:1], multirun=False)
     assert (
         single
-        == "python -m seq2seq_lab.train model=seq2seq seed=1 experiment=e1_attention scale=synthetic"
+        == "python -m seq2seq_lab.train model=plain seed=1 experiment=e1_attention scale=synthetic"
     )
 
 
@@ -168,7 +168,7 @@ def test_sweep_command_quotes_for_the_shell_and_orders_jobs_naturally(tmp_path):
             tmp_path / str(num),
             experiment="e",
             variant="v",
-            family="seq2seq",
+            family="plain",
             seed=num,
             overrides=[f"seed={num}", "~callbacks.progress_bar", "trainer.max_time='00:00:05:00'"],
         )
@@ -189,7 +189,7 @@ def test_pooling_runs_of_different_settings_is_detected(tmp_path):
             tmp_path / str(seed),
             experiment="e",
             variant="a",
-            family="seq2seq",
+            family="plain",
             seed=seed,
             config={
                 "data.seed": seed,  # follows the run seed: not a difference
@@ -216,7 +216,7 @@ def test_a_run_continued_from_its_own_last_ckpt_pools_with_the_uninterrupted_one
             tmp_path / str(seed),
             experiment="e",
             variant="a",
-            family="seq2seq",
+            family="plain",
             seed=seed,
             config={"ckpt_path": start, "logger.csv.resume_from": start},
             bleu=1.0,
@@ -240,7 +240,7 @@ def test_reuse_from_growing_between_queue_passes_is_neither_swept_nor_a_setting(
             tmp_path / str(seed),
             experiment="e",
             variant="a",
-            family="seq2seq",
+            family="plain",
             seed=seed,
             overrides=[f"seed={seed}", "resume=true", f"reuse_from=[{listed}]"],
             config={"reuse_from": pool, "resume": True},

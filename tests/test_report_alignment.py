@@ -34,7 +34,7 @@ def test_one_row_per_run_with_the_record_in_seed_order(tmp_path):
     run_with(tmp_path / "a", "luong", 2, COLLAPSED)
     run_with(tmp_path / "b", "luong", 1, ALIGNED)
     run_with(tmp_path / "c", "luong", 3, COLLAPSED, status="interrupted")  # unfinished: no row
-    run_with(tmp_path / "d", "seq2seq", 1, None)  # no attention, no record
+    run_with(tmp_path / "d", "plain", 1, None)  # no attention, no record
     runs, _ = find_runs(tmp_path)
     header, rows = alignment_rows(Comparison(SPECS["e1_attention"], runs))
     assert header == [

@@ -141,7 +141,7 @@ def test_adding_a_variance_source_never_narrows_the_interval(seed_var, test_var)
 
 
 def test_a_level_is_the_one_sample_t_interval():
-    d = level("seq2seq", [0.31, 0.36, 0.33], "retention")
+    d = level("plain", [0.31, 0.36, 0.33], "retention")
     interval = stats.ttest_1samp([0.31, 0.36, 0.33], 0.0).confidence_interval(0.95)
     assert (d.low, d.high) == (pytest.approx(interval.low), pytest.approx(interval.high))
 

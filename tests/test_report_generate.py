@@ -38,8 +38,8 @@ def e1_sweep(root: Path) -> dict[str, list[float]]:
     (root / "multirun.yaml").write_text("hydra: {}\n")
     sources, references = corpus(n=120)
     jobs = [
-        ("seq2seq", 1, "completed", 0.45),
-        ("seq2seq", 2, "completed", 0.4),
+        ("plain", 1, "completed", 0.45),
+        ("plain", 2, "completed", 0.4),
         ("bahdanau", 1, "completed", 0.1),
         ("bahdanau", 2, "completed", 0.12),
         ("transformer", 1, "diverged", None),
@@ -170,7 +170,7 @@ def test_every_experiment_gets_a_report_with_pngs_and_the_index_links_them(gener
 def test_table_shows_mean_and_std_over_seeds(generated):
     root, _, _, bleu = generated
     markdown = (root / "report" / "e1_attention" / "report.md").read_text()
-    for family in ("seq2seq", "bahdanau"):
+    for family in ("plain", "bahdanau"):
         values = bleu[family]
         expected = f"{statistics.fmean(values):.2f} ± {statistics.stdev(values):.2f}"
         row = _row(markdown, family)
@@ -199,7 +199,7 @@ def test_header_carries_the_sweep_command_seeds_versions_and_hardware(generated)
     markdown = (root / "report" / "e1_attention" / "report.md").read_text()
     assert (
         "python -m seq2seq_lab.train -m experiment=e1_attention "
-        "model=seq2seq,bahdanau,transformer,luong seed=1,2"
+        "model=plain,bahdanau,transformer,luong seed=1,2"
     ) in markdown
     assert "**Seeds:** 1, 2" in markdown
     assert "torch 2.13.0+cpu" in markdown and "Test CPU (AVX2), 2 cores" in markdown
@@ -233,7 +233,7 @@ def test_differences_pool_seeds_and_find_the_clear_gain(generated):
     found = {d.system: d for d in reports["e1_attention"].assessment.differences}
     assert set(found) == {"bahdanau", "transformer"}  # luong: no finished run
     gain = found["bahdanau"]
-    assert gain.baseline == "seq2seq" and len(gain.system_scores) == 2 and gain.test_sampling
+    assert gain.baseline == "plain" and len(gain.system_scores) == 2 and gain.test_sampling
     assert gain.delta > 2 and gain.paired and gain.low < gain.delta < gain.high
     assert found["transformer"].system_scores == (0.0,)  # diverged before any checkpoint
     markdown = (root / "report" / "e1_attention" / "report.md").read_text()
@@ -338,8 +338,8 @@ def test_a_report_that_cannot_be_built_is_listed_and_the_others_are_written(tmp_
     spec = specs()["e1_attention"]
     bad = type(spec)(**{**spec.__dict__, "checks": (Check("boom", broken, main=True),)})
     monkeypatch.setitem(specs(), "e1_attention", bad)
-    write_run(tmp_path / "a", experiment="e1_attention", variant="v", family="seq2seq", bleu=5.0)
-    write_run(tmp_path / "b", experiment="e7_cells", variant="v", family="seq2seq", bleu=5.0)
+    write_run(tmp_path / "a", experiment="e1_attention", variant="v", family="plain", bleu=5.0)
+    write_run(tmp_path / "b", experiment="e7_cells", variant="v", family="plain", bleu=5.0)
     generated = generate_report(tmp_path)
     assert generated.failed == {"e1_attention": "RuntimeError: check exploded"}
     assert [r.name for r in generated.reports] == ["e7_cells"]
@@ -347,9 +347,7 @@ def test_a_report_that_cannot_be_built_is_listed_and_the_others_are_written(tmp_
 
 
 def test_cli_writes_to_out_and_reports_bad_paths_in_one_line(tmp_path, capsys):
-    write_run(
-        tmp_path / "runs" / "a", experiment="e7_cells", variant="v", family="seq2seq", bleu=5.0
-    )
+    write_run(tmp_path / "runs" / "a", experiment="e7_cells", variant="v", family="plain", bleu=5.0)
     assert main([str(tmp_path / "runs"), "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "e7_cells" / "report.md").is_file()
     assert "e7_cells: 1 runs, verdict inconclusive (1 seed)" in capsys.readouterr().out
@@ -363,10 +361,10 @@ def test_the_report_says_whether_every_variant_converged(generated):
     markdown = (root / "report" / "e1_attention" / "report.md").read_text()
     line = next(x for x in markdown.splitlines() if x.startswith("- **Converged:**"))
     assert line.startswith("- **Converged:** **no**, ")
-    assert "bahdanau yes (+0.2 ± 0.0)" in line and "seq2seq **no** (+5.0 ± 0.0)" in line
+    assert "bahdanau yes (+0.2 ± 0.0)" in line and "plain **no** (+5.0 ± 0.0)" in line
     header = next(x for x in markdown.splitlines() if x.startswith("| variant"))
     column = [c.strip() for c in header.strip("|").split("|")].index("val gain, last ¼")
-    assert _row(markdown, "seq2seq")[column] == "5.0 ± 0.0"  # 20 - 15: still rising
+    assert _row(markdown, "plain")[column] == "5.0 ± 0.0"  # 20 - 15: still rising
 
 
 def test_each_report_writes_the_summary_the_readme_tables_show(generated, tmp_path):
@@ -406,9 +404,7 @@ def test_hardware_tells_apart_cpus_of_one_name_by_their_instruction_sets(tmp_pat
     features = [["AMX-BF16", "AVX512-BF16", "AVX512", "AVX2"], ["AVX512-BF16", "AVX512", "AVX2"],
                 None, ["AVX512-BF16", "AVX512", "AVX2"]]  # fmt: skip
     for i, found in enumerate(features):
-        path = write_run(
-            tmp_path / str(i), experiment="e1_attention", variant="v", family="seq2seq"
-        )
+        path = write_run(tmp_path / str(i), experiment="e1_attention", variant="v", family="plain")
         results = json.loads((path / "results.json").read_text())
         results["hardware"]["cpu"] = "Intel(R) Xeon(R) Processor"
         results["hardware"]["cpu_features"] = found

@@ -17,7 +17,7 @@ from seq2seq_lab.report.runs import find_runs
 from seq2seq_lab.report.spec import NOT_REPRODUCED, PARTLY, REPRODUCED, Comparison
 from seq2seq_lab.report.specs import readers
 
-FAMILIES = ("seq2seq", "bahdanau", "luong", "transformer")
+FAMILIES = ("plain", "bahdanau", "luong", "transformer")
 
 
 def probe_run(
@@ -81,30 +81,30 @@ ATTENTION = (0.70, 0.72, 0.74)
 
 
 def test_attention_keeping_more_and_seq2seq_collapsing_reproduces(tmp_path):
-    write_grid(tmp_path, {"seq2seq": (0.20, 0.25, 0.30), **dict.fromkeys(FAMILIES[1:], ATTENTION)})
+    write_grid(tmp_path, {"plain": (0.20, 0.25, 0.30), **dict.fromkeys(FAMILIES[1:], ATTENTION)})
     verdict = outcome(tmp_path)
     assert verdict.outcome == REPRODUCED, verdict.findings
     main = verdict.findings[0][1]
-    assert "bucket 81+: seq2seq 0.25 ± 0.05" in main.detail
-    assert "bahdanau - seq2seq +0.47 [+0.40, +0.54], p 0.001 (paired, seeds only)" in main.detail
+    assert "bucket 81+: plain 0.25 ± 0.05" in main.detail
+    assert "bahdanau - plain +0.47 [+0.40, +0.54], p 0.001 (paired, seeds only)" in main.detail
 
 
 def test_seq2seq_keeping_half_is_no_collapse(tmp_path):
-    write_grid(tmp_path, {"seq2seq": (0.55, 0.56, 0.57), **dict.fromkeys(FAMILIES[1:], ATTENTION)})
+    write_grid(tmp_path, {"plain": (0.55, 0.56, 0.57), **dict.fromkeys(FAMILIES[1:], ATTENTION)})
     verdict = outcome(tmp_path)
     assert verdict.outcome == PARTLY and verdict.findings[1][1].holds is False
     assert verdict.gates == ("(2) fails",)
 
 
 def test_retention_the_same_is_not_reproduced(tmp_path):
-    write_grid(tmp_path, {"seq2seq": (0.69, 0.71, 0.73), **dict.fromkeys(FAMILIES[1:], ATTENTION)})
+    write_grid(tmp_path, {"plain": (0.69, 0.71, 0.73), **dict.fromkeys(FAMILIES[1:], ATTENTION)})
     assert outcome(tmp_path).outcome == NOT_REPRODUCED
 
 
 def test_retention_spread_over_seeds_is_undecided_and_says_how_many_seeds(tmp_path):
     """0.24 less in mean, but one seed above an attention seed: too few seeds, not a failure
     (the old Mann-Whitney test called it not reproduced)."""
-    write_grid(tmp_path, {"seq2seq": (0.30, 0.40, 0.71), **dict.fromkeys(FAMILIES[1:], ATTENTION)})
+    write_grid(tmp_path, {"plain": (0.30, 0.40, 0.71), **dict.fromkeys(FAMILIES[1:], ATTENTION)})
     verdict = outcome(tmp_path)
     main = verdict.findings[0][1]
     assert main.holds is None and main.why.startswith("too few seeds: 3; the observed spread")
@@ -112,15 +112,15 @@ def test_retention_spread_over_seeds_is_undecided_and_says_how_many_seeds(tmp_pa
 
 
 def test_a_model_still_improving_makes_the_checks_undecided(tmp_path):
-    kept = {"seq2seq": (0.20, 0.25, 0.30), **dict.fromkeys(FAMILIES[1:], ATTENTION)}
-    write_grid(tmp_path, kept, rising="seq2seq")
+    kept = {"plain": (0.20, 0.25, 0.30), **dict.fromkeys(FAMILIES[1:], ATTENTION)}
+    write_grid(tmp_path, kept, rising="plain")
     verdict = outcome(tmp_path)
-    assert [f.why for _, f in verdict.findings] == ["not converged: seq2seq +5.0"] * 2
+    assert [f.why for _, f in verdict.findings] == ["not converged: plain +5.0"] * 2
     assert verdict.outcome == "inconclusive (not converged)"
 
 
 def test_two_seeds_or_no_probe_are_inconclusive(tmp_path):
-    write_grid(tmp_path / "a", {"seq2seq": (0.2, 0.3), **dict.fromkeys(FAMILIES[1:], (0.7, 0.8))})
+    write_grid(tmp_path / "a", {"plain": (0.2, 0.3), **dict.fromkeys(FAMILIES[1:], (0.7, 0.8))})
     assert outcome(tmp_path / "a").outcome.startswith("inconclusive")
     for family in FAMILIES:  # E1 runs without the probe (the synthetic scale records none)
         for seed in (1, 2, 3):
@@ -132,15 +132,15 @@ def test_two_seeds_or_no_probe_are_inconclusive(tmp_path):
 
 
 def test_retention_is_the_long_bucket_over_the_whole_test_of_each_run(tmp_path):
-    write_grid(tmp_path, {"seq2seq": (0.25, 0.5, 0.75), "bahdanau": ATTENTION})
+    write_grid(tmp_path, {"plain": (0.25, 0.5, 0.75), "bahdanau": ATTENTION})
     runs, _ = find_runs(tmp_path)
-    plain = next(v for v in Comparison(LENGTH_PROBE, runs).variants if v.label == "seq2seq")
+    plain = next(v for v in Comparison(LENGTH_PROBE, runs).variants if v.label == "plain")
     assert retentions(plain, "81+") == pytest.approx([0.25, 0.5, 0.75])
 
 
 def test_the_probe_report_is_written_beside_e1s_only_when_runs_have_the_probe(tmp_path):
     assert readers("e1_attention") == (LENGTH_PROBE,)
-    write_grid(tmp_path / "runs", {"seq2seq": (0.2, 0.25, 0.3), "bahdanau": ATTENTION})
+    write_grid(tmp_path / "runs", {"plain": (0.2, 0.25, 0.3), "bahdanau": ATTENTION})
     generated = generate_report(tmp_path / "runs", tmp_path / "out")
     assert {r.name for r in generated.reports} == {"e1_attention", "e1_length_probe"}
     probe = (tmp_path / "out" / "e1_length_probe" / "report.md").read_text()
@@ -150,7 +150,7 @@ def test_the_probe_report_is_written_beside_e1s_only_when_runs_have_the_probe(tm
     # the figures per join: BLEU, BLEU without the brevity penalty, output / reference length
     assert "## The probe per join: BLEU and output length" in probe
     assert "| model | figure | k=1 (12 / 11 words) | k=6 (65 / 70 words) |" in probe
-    assert "| **seq2seq** | BLEU / BP | 40.00 ± 0.00 | 27.18 ± 5.44 |" in probe
+    assert "| **plain** | BLEU / BP | 40.00 ± 0.00 | 27.18 ± 5.44 |" in probe
     assert "| **bahdanau** | output / reference length | 1.00 ± 0.00 | 0.50 ± 0.00 |" in probe
     assert "| **bahdanau** | output words | 11.0 ± 0.0 | 35.0 ± 0.0 |" in probe
     summary = json.loads((tmp_path / "out" / "e1_length_probe" / "verdict.json").read_text())
@@ -158,8 +158,8 @@ def test_the_probe_report_is_written_beside_e1s_only_when_runs_have_the_probe(tm
     assert "e1_length_probe" in (tmp_path / "out" / "README.md").read_text()
     # E1's runs without the probe: E1's report only
     for seed in (1, 2, 3):
-        write_run(tmp_path / "plain" / str(seed), experiment="e1_attention", variant="seq2seq",
-                  family="seq2seq", seed=seed, bleu=40.0)  # fmt: skip
+        write_run(tmp_path / "plain" / str(seed), experiment="e1_attention", variant="plain",
+                  family="plain", seed=seed, bleu=40.0)  # fmt: skip
     generated = generate_report(tmp_path / "plain", tmp_path / "out2")
     assert [r.name for r in generated.reports] == ["e1_attention"]
     assert not (tmp_path / "out2" / "e1_length_probe").exists()

@@ -60,8 +60,8 @@ def test_the_choice_reads_validation_never_test(tmp_path):
     # only seed 1 and finished runs are the search: a seed-2 or interrupted run never chooses
     run(tmp_path, "bahdanau_c", 2, val=99.0, test=99.0)
     run(tmp_path, "bahdanau_d", 1, val=99.0, test=99.0, status="interrupted")
-    run(tmp_path, "seq2seq_x", 1, val=10.0, test=12.0)
-    assert quality.select(runs_of(tmp_path)) == {"bahdanau": "bahdanau_a", "seq2seq": "seq2seq_x"}
+    run(tmp_path, "plain_x", 1, val=10.0, test=12.0)
+    assert quality.select(runs_of(tmp_path)) == {"bahdanau": "bahdanau_a", "plain": "plain_x"}
 
 
 @pytest.mark.parametrize(
@@ -85,10 +85,10 @@ def test_each_row_says_how_much_validation_still_rose_at_the_budgets_end(tmp_pat
     # late gain = best BLEU - best BLEU up to 3/4 of the last validated update (1,500 of 2,000)
     rising = [[500, 4.0], [1000, 9.0], [1500, 11.0], [2000, 13.5]]  # +2.5: still improving
     flat = [[500, 20.0], [1000, 30.0], [1500, 33.0], [2000, 33.2]]  # +0.2: stopped
-    run(tmp_path, "seq2seq_a", 1, val=13.5, test=14.0, validations=rising)
+    run(tmp_path, "plain_a", 1, val=13.5, test=14.0, validations=rising)
     run(
         tmp_path,
-        "seq2seq_a",
+        "plain_a",
         2,
         val=13.5,
         test=14.0,
@@ -101,7 +101,7 @@ def test_each_row_says_how_much_validation_still_rose_at_the_budgets_end(tmp_pat
     assert rows["plain LSTM seq2seq"][6] == "2.50 ± 0.00"
     assert rows["Bahdanau"][6] == "0.20"
     search = {row[1]: row for row in quality._search_rows(runs, chosen)}
-    assert search["`seq2seq_a`"][6] == "+2.50"
+    assert search["`plain_a`"][6] == "+2.50"
     assert "still improving when its budget ended" in quality.quality_markdown(runs)
 
 
@@ -151,23 +151,23 @@ def test_a_machine_of_another_cpu_is_refused_before_it_adds_a_run(tmp_path, caps
 
 
 def test_the_report_names_each_runs_cpu(tmp_path):
-    run(tmp_path, "seq2seq_a", 1, val=11.0, test=12.0, cpu=XEON)
-    run(tmp_path, "seq2seq_a", 2, val=11.0, test=13.0, cpu=EPYC)
-    run(tmp_path, "seq2seq_b", 1, val=10.0, test=12.0, cpu=EPYC)
+    run(tmp_path, "plain_a", 1, val=11.0, test=12.0, cpu=XEON)
+    run(tmp_path, "plain_a", 2, val=11.0, test=13.0, cpu=EPYC)
+    run(tmp_path, "plain_b", 1, val=10.0, test=12.0, cpu=EPYC)
     report = quality.quality_markdown(runs_of(tmp_path))
-    [row] = quality.quality_rows(runs_of(tmp_path), {"seq2seq": "seq2seq_a"})
+    [row] = quality.quality_rows(runs_of(tmp_path), {"plain": "plain_a"})
     assert row[7] == (
         "Intel(R) Xeon(R) Processor (AMX-BF16, AVX512-BF16, AVX512, AVX2); "
         "AMD EPYC (AVX512-BF16, AVX512, AVX2)"
     )
-    assert "| `seq2seq_b` | completed | 100 | 1.0 | 10.00 | — | AMD EPYC (AVX512-BF16" in report
+    assert "| `plain_b` | completed | 100 | 1.0 | 10.00 | — | AMD EPYC (AVX512-BF16" in report
 
 
 def test_select_prints_one_candidate_per_family(tmp_path, capsys):
     run(tmp_path, "luong_a", 1, val=31.0, test=34.2)
-    run(tmp_path, "seq2seq_b", 1, val=11.0, test=12.0)
+    run(tmp_path, "plain_b", 1, val=11.0, test=12.0)
     assert quality.main([str(tmp_path), "--select"]) == 0
-    assert capsys.readouterr().out.split() == ["luong_a", "seq2seq_b"]
+    assert capsys.readouterr().out.split() == ["luong_a", "plain_b"]
 
 
 def test_every_family_with_a_target_has_candidates():
@@ -188,11 +188,7 @@ def test_every_candidate_composes_into_the_30_minute_protocol_and_builds(name, t
     cfg = compose_config("train", ["recipe=rnn_multi30k_cpu", f"recipe/rnn={name}"], tmp_path)
     family = name.split("_")[0]
     assert cfg.experiment_name == quality.EXPERIMENT and cfg.variant == name
-    assert (
-        cfg.model._target_.split(".")[-1]
-        .lower()
-        .startswith({"seq2seq": "plainseq2seq"}.get(family, family))
-    )
+    assert cfg.model._target_.split(".")[-1].lower().startswith(family)
     assert cfg.trainer.max_steps == -1 and cfg.trainer.max_time.minutes == 30
     assert cfg.data.source.name == "multi30k" and cfg.trainer.precision == "32-true"
     # what the candidate writes is what the run gets (no group composed later overrides it)

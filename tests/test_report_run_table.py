@@ -41,8 +41,8 @@ def e1_runs(root: Path) -> Path:
     root.mkdir(parents=True)
     (root / "multirun.yaml").write_text("hydra: {}\n")
     jobs = [
-        ("seq2seq", 1, "completed", 20.0, 3.0),
-        ("seq2seq", 2, "completed", 21.0, 2.5),
+        ("plain", 1, "completed", 20.0, 3.0),
+        ("plain", 2, "completed", 21.0, 2.5),
         ("bahdanau", 1, "completed", 30.0, 0.2),
         ("bahdanau", 2, "completed", 31.5, 0.0),
         ("transformer", 1, "diverged", None, None),

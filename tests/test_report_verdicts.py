@@ -63,7 +63,7 @@ def verdict(tmp_path: Path, experiment: str, rows: list[dict], offset: float = O
 def e1(seq2seq=(10.0, 4.0), bahdanau=(20.0, 19.0), luong=(19.0, 18.5), transformer=(25.0, 25.0)):
     rows = []
     for family, scores in [
-        ("seq2seq", seq2seq),
+        ("plain", seq2seq),
         ("bahdanau", bahdanau),
         ("luong", luong),
         ("transformer", transformer),
@@ -76,7 +76,7 @@ def e1(seq2seq=(10.0, 4.0), bahdanau=(20.0, 19.0), luong=(19.0, 18.5), transform
 
 def test_e1_failed_runs_count_as_missing_seeds(tmp_path):
     rows = e1(seq2seq=None)
-    rows.append(dict(variant="seq2seq", family="seq2seq", status="failed"))
+    rows.append(dict(variant="plain", family="plain", status="failed"))
     assert verdict(tmp_path, "e1_attention", rows) == "inconclusive (0 seeds)"
 
 
@@ -148,7 +148,7 @@ def test_warmup_is_read_from_the_schedule_config(tmp_path, schedule, expected):
 # ---------------------------------------------------------------------------- E7
 def e7(rnn=(5.0, 0.0), gru=(12.0, 10.0), lstm=(12.3, 11.0)):
     rows = []
-    for family, offset in (("seq2seq", 0.0), ("bahdanau", 8.0)):
+    for family, offset in (("plain", 0.0), ("bahdanau", 8.0)):
         for cell, (bleu, long) in (("rnn", rnn), ("gru", gru), ("lstm", lstm)):
             rows.append(
                 dict(
@@ -163,15 +163,15 @@ def e7(rnn=(5.0, 0.0), gru=(12.0, 10.0), lstm=(12.3, 11.0)):
 
 
 @pytest.mark.parametrize(
-    "seq2seq_lstm, bahdanau_lstm, gate",
+    "plain_lstm, bahdanau_lstm, gate",
     [
         (13.0, 26.0, None),  # each family's LSTM above its own multi30k floor (12 and 25)
-        (11.0, 30.0, "below the floor of (seq2seq 12, bahdanau 25) BLEU"),
+        (11.0, 30.0, "below the floor of (plain 12, bahdanau 25) BLEU"),
         (16.0, 24.0, "bahdanau_lstm 24.00"),  # the seq2seq floor is no floor for Bahdanau
     ],
 )
-def test_e7_floor_is_per_family_at_multi30k(tmp_path, seq2seq_lstm, bahdanau_lstm, gate):
-    lstm = {"seq2seq": seq2seq_lstm, "bahdanau": bahdanau_lstm}
+def test_e7_floor_is_per_family_at_multi30k(tmp_path, plain_lstm, bahdanau_lstm, gate):
+    lstm = {"plain": plain_lstm, "bahdanau": bahdanau_lstm}
     for row in e7():
         if row["config"]["model.cell"] == "lstm":
             row["bleu"] = lstm[row["family"]]
@@ -224,7 +224,7 @@ def test_outcome_follows_the_main_check(tmp_path, answers, outcome):
         assert result.gates == ("(2) fails", "(3) undecided (too few seeds: 3)")
 
 
-def _stub_runs(tmp_path: Path, families=("seq2seq", "bahdanau")) -> list[Run]:
+def _stub_runs(tmp_path: Path, families=("plain", "bahdanau")) -> list[Run]:
     for family in families:
         for seed in SEEDS:
             write_run(tmp_path / f"{family}_{seed}", experiment="x", variant=family,
@@ -235,7 +235,7 @@ def _stub_runs(tmp_path: Path, families=("seq2seq", "bahdanau")) -> list[Run]:
 
 def test_a_setting_of_the_grid_without_runs_is_inconclusive(tmp_path):
     runs, spec = _stub_runs(tmp_path), _spec((True,))
-    grid = [["model=seq2seq"], ["model=bahdanau"], ["model=luong"]]
+    grid = [["model=plain"], ["model=bahdanau"], ["model=luong"]]
     result = spec.verdict(Comparison(spec, runs, grid=grid))
     assert result.outcome == "inconclusive (missing settings)"
     assert "model=luong" in " ".join(result.gates)
@@ -247,11 +247,11 @@ def test_a_run_stopped_by_the_wall_clock_makes_the_verdict_inconclusive(tmp_path
     """Stopped by wall clock, slower variants get fewer updates: the old confound."""
     runs, spec = _stub_runs(tmp_path), _spec((True,))
     assert spec.verdict(Comparison(spec, runs)).outcome == REPRODUCED
-    clocked = next(r for r in runs if r.family == "seq2seq")
+    clocked = next(r for r in runs if r.family == "plain")
     clocked.results["training"]["stopped_by"] = "trainer.max_time"
     result = spec.verdict(Comparison(spec, runs))
     assert result.outcome == "inconclusive (stopped by the wall clock)"
-    assert f"seq2seq seed {clocked.seed}" in result.gates[0]
+    assert f"plain seed {clocked.seed}" in result.gates[0]
 
 
 def test_a_spec_names_exactly_one_main_check():

@@ -1,4 +1,4 @@
-"""conf/model/{seq2seq,bahdanau,luong}.yaml compose, instantiate, take command-line overrides,
+"""conf/model/{plain,bahdanau,luong}.yaml compose, instantiate, take command-line overrides,
 and take every value from the config files (one place for each default)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from seq2seq_lab.models.recurrent.base import RecurrentNetwork
 from seq2seq_lab.training.module import Seq2SeqModule
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
-MODELS = ["seq2seq", "bahdanau", "luong"]
+MODELS = ["plain", "bahdanau", "luong"]
 
 
 def model_config(*overrides: str):
@@ -101,7 +101,7 @@ def test_scalar_overrides_reach_the_network():
     [
         (["model=bahdanau", "model.attention.form=bogus"], "concat, separate, feedforward"),
         (["model=luong", "model.attention.window=wide"], "global, local_m, local_p"),
-        (["model=seq2seq", "model.cell=lstmm"], "lstm, gru, rnn"),
+        (["model=plain", "model.cell=lstmm"], "lstm, gru, rnn"),
         (
             ["model=luong", "model.attention.score=concat", "model.attention.scaled=true"],
             "model.attention.score=concat has no such scale",

@@ -15,13 +15,13 @@ SRC_V, TGT_V = 13, 11
 TINY = dict(hidden_size=8, embedding_dim=6, dropout=0.0)
 
 CONFIGS = {
-    "seq2seq-lstm": ("seq2seq", {}),
+    "plain-lstm": ("plain", {}),
     "seq2seq-gru-bi-bridge": (
-        "seq2seq",
+        "plain",
         {"cell": "gru", "bidirectional": True, "bridge": "bridge"},
     ),
     "seq2seq-rnn-1to2-layers": (
-        "seq2seq",
+        "plain",
         {"cell": "rnn", "encoder_num_layers": 1, "bridge": "bridge"},
     ),
     "bahdanau-separate": ("bahdanau", {}),
@@ -98,7 +98,7 @@ def test_teacher_forced_equals_step_loop(name):
     slow = net.stepwise(src, src_mask, tgt_in, teacher_forcing_ratio=1.0)
     assert fast.logits.shape == (3, 5, TGT_V)
     torch.testing.assert_close(fast.logits, slow.logits, atol=1e-5, rtol=1e-5)
-    if net.family == "seq2seq":
+    if net.family == "plain":
         assert fast.attention is None and slow.attention is None
     else:
         assert fast.attention.shape == (3, 5, 6)
@@ -138,13 +138,11 @@ def test_beam_state_expansion_and_reordering(name):
         a2 = net.step(prev, a.state)
         b2 = net.step(prev, b.state)
         torch.testing.assert_close(a2.logits, b2.logits)
-        if net.family != "seq2seq":
+        if net.family != "plain":
             assert a.attention.shape == (3 * K, 6)
 
 
-@pytest.mark.parametrize(
-    "name", ["seq2seq-lstm", "bahdanau-separate", "luong-local_p-noif-2layers"]
-)
+@pytest.mark.parametrize("name", ["plain-lstm", "bahdanau-separate", "luong-local_p-noif-2layers"])
 def test_every_parameter_gets_a_gradient(name):
     net = build(name).train()
     src, src_mask, tgt_in = make_batch()
@@ -153,7 +151,7 @@ def test_every_parameter_gets_a_gradient(name):
     assert not missing
 
 
-@pytest.mark.parametrize("name", ["seq2seq-lstm", "bahdanau-separate", "luong-dot-noif"])
+@pytest.mark.parametrize("name", ["plain-lstm", "bahdanau-separate", "luong-dot-noif"])
 def test_teacher_forcing_ratio_zero_feeds_own_predictions(name):
     """ratio 0 in training mode == a greedy loop feeding back the argmax (dropout is 0)."""
     net = build(name, teacher_forcing_ratio=0.0).train()
@@ -173,19 +171,19 @@ def test_tied_embeddings_share_one_matrix():
     net = build("luong-general-noif-bi-tied")
     assert net.output.weight is net.tgt_embedding.weight
     assert net.family == "luong"
-    assert build("seq2seq-lstm").family == "seq2seq"
+    assert build("plain-lstm").family == "plain"
     assert build("bahdanau-separate").family == "bahdanau"
 
 
 @pytest.mark.parametrize(
     "family,kwargs,message",
     [
-        ("seq2seq", {"cell": "transformer"}, "model.cell='transformer'.*lstm, gru, rnn"),
-        ("seq2seq", {"bridge": "magic"}, "model.bridge='magic'.*bridge, last, zero"),
-        ("seq2seq", {"bidirectional": True, "bridge": "last"}, "model.bridge=last"),
-        ("seq2seq", {"tie_embeddings": True}, "model.tie_embeddings"),
-        ("seq2seq", {"dropout": 1.0}, "model.dropout"),
-        ("seq2seq", {"num_layers": 0}, "model.num_layers"),
+        ("plain", {"cell": "transformer"}, "model.cell='transformer'.*lstm, gru, rnn"),
+        ("plain", {"bridge": "magic"}, "model.bridge='magic'.*bridge, last, zero"),
+        ("plain", {"bidirectional": True, "bridge": "last"}, "model.bridge=last"),
+        ("plain", {"tie_embeddings": True}, "model.tie_embeddings"),
+        ("plain", {"dropout": 1.0}, "model.dropout"),
+        ("plain", {"num_layers": 0}, "model.num_layers"),
         ("bahdanau", {"attention": {"form": "dot"}}, "concat, separate, feedforward"),
         ("bahdanau", {"attention": {"score": "dot"}}, "model.attention.score is not"),
         ("luong", {"attention": {"score": "cosine"}}, "dot, general, concat, location"),

@@ -11,7 +11,7 @@ from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
 
 V = 12
 MODELS = {
-    "seq2seq": ("seq2seq", {"num_layers": 1}),
+    "plain": ("plain", {"num_layers": 1}),
     "bahdanau": ("bahdanau", {}),
     "luong-input-feeding": ("luong", {"input_feeding": True}),
     "luong-no-input-feeding": ("luong", {"input_feeding": False}),

@@ -227,9 +227,9 @@ def test_a_queue_sweeps_what_the_scale_sets_in_its_params(tmp_path, cache_dir):
 
 def test_a_report_finds_the_runs_kept_inside_its_own_directory(tmp_path):
     write_run(tmp_path / "report" / "runs" / "0", experiment="e7_cells", variant="v",
-              family="seq2seq", bleu=5.0)  # fmt: skip
+              family="plain", bleu=5.0)  # fmt: skip
     write_run(tmp_path / "report" / "old" / "0", experiment="e7_cells", variant="w",
-              family="seq2seq", bleu=5.0)  # fmt: skip
+              family="plain", bleu=5.0)  # fmt: skip
     runs, _ = find_runs(tmp_path / "report" / "runs", exclude=tmp_path / "report")
     assert [r.variant for r in runs] == ["v"]
     runs, _ = find_runs(tmp_path, exclude=tmp_path / "report")  # the report's output skipped

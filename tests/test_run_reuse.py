@@ -11,8 +11,10 @@ import pytest
 from conftest import compose_config, tiny_overrides
 from report_support import write_run
 
+from seq2seq_lab.checkout import REPOSITORY
 from seq2seq_lab.pipeline.training import train
-from seq2seq_lab.record.run_reuse import job_identity
+from seq2seq_lab.record.run_reuse import job_identity, training_identity
+from seq2seq_lab.renames import current_override
 from seq2seq_lab.report.markdown import reused_runs
 from seq2seq_lab.report.runs import find_runs
 
@@ -111,9 +113,7 @@ def test_an_unfinished_run_is_not_reused(tmp_path, cache_dir, source):
 
 
 def test_the_report_names_no_reuse_when_every_run_was_trained_in_its_grid(tmp_path):
-    write_run(
-        tmp_path / "runs" / "0", experiment="e7_cells", variant="v", family="seq2seq", bleu=5.0
-    )
+    write_run(tmp_path / "runs" / "0", experiment="e7_cells", variant="v", family="plain", bleu=5.0)
     runs, _ = find_runs(tmp_path)
     assert reused_runs(runs) == ""
 
@@ -127,8 +127,8 @@ def _identity(tmp_path: Path, *overrides: str) -> dict:
     "e1, other",
     [
         (
-            ["model=seq2seq"],
-            ["experiment=e2_reversal", "model=seq2seq", "model.reverse_source=true"],
+            ["model=plain"],
+            ["experiment=e2_reversal", "model=plain", "model.reverse_source=true"],
         ),
         (
             ["model=bahdanau"],
@@ -143,3 +143,21 @@ def test_the_real_data_grids_share_e1s_runs(tmp_path, e1, other):
     ours = _identity(tmp_path, "experiment=e1_attention", *e1, "seed=2")
     assert _identity(tmp_path, *other, "seed=2") == ours
     assert _identity(tmp_path, *other, "seed=3") != ours
+
+
+@pytest.mark.parametrize("job_dir", ["0", "1"])
+def test_a_committed_run_is_still_the_job_its_overrides_compose_today(tmp_path, job_dir):
+    """A grid's committed runs (E1 at multi30k, recorded as model=seq2seq scale=real_cpu, with
+    the heatmap settings of their day) stay reusable: the job their overrides compose today,
+    names translated (seq2seq_lab/renames.py), has their training identity."""
+    run_dir = (
+        REPOSITORY / "experiments" / "e1_attention" / "results" / "multi30k" / "runs" / job_dir
+    )
+    record = json.loads((run_dir / "results.json").read_text())
+    overrides = [
+        current_override(o)
+        for o in record["overrides"]
+        if not o.startswith(("reuse_from=", "resume="))
+    ]
+    cfg = compose_config("train", overrides, tmp_path / "job", tmp_path)
+    assert job_identity(cfg, tmp_path / "job") == training_identity(record["config"])

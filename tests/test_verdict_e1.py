@@ -11,7 +11,7 @@ from experiments.e1_attention.spec import SPEC as E1
 from seq2seq_lab.report.runs import find_runs
 from seq2seq_lab.report.spec import Comparison
 
-FAMILIES = ("seq2seq", "bahdanau", "luong", "transformer")
+FAMILIES = ("plain", "bahdanau", "luong", "transformer")
 TEXTS = corpus(n=120)
 
 
@@ -29,7 +29,7 @@ def scenarios(tmp_path_factory):
         # attention far above plain seq2seq, which also fails on long sentences
         "present": make(
             "present",
-            seq2seq=dict(error=0.6, long_penalty=0.03),
+            plain=dict(error=0.6, long_penalty=0.03),
             bahdanau=dict(error=0.25),
             luong=dict(error=0.25),
             transformer=dict(error=0.15),
@@ -37,7 +37,7 @@ def scenarios(tmp_path_factory):
         # plain seq2seq the best, the Transformer the worst, attention failing on long ones
         "absent": make(
             "absent",
-            seq2seq=dict(error=0.05),
+            plain=dict(error=0.05),
             bahdanau=dict(error=0.1, long_penalty=0.01),
             luong=dict(error=0.1, long_penalty=0.01),
             transformer=dict(error=0.45, long_penalty=0.03),
@@ -45,7 +45,7 @@ def scenarios(tmp_path_factory):
         # the published effect, but plain seq2seq still improving
         "rising": make(
             "rising",
-            seq2seq=dict(error=0.6, long_penalty=0.03, gain=5.0),
+            plain=dict(error=0.6, long_penalty=0.03, gain=5.0),
             bahdanau=dict(error=0.25),
             luong=dict(error=0.25),
             transformer=dict(error=0.15),
@@ -53,7 +53,7 @@ def scenarios(tmp_path_factory):
         # small gaps under a wide seed spread
         "spread": make(
             "spread",
-            seq2seq=dict(error=0.34, spread=0.1),
+            plain=dict(error=0.34, spread=0.1),
             bahdanau=dict(error=0.3, spread=0.1),
             luong=dict(error=0.3, spread=0.1),
             transformer=dict(error=0.28, spread=0.1),
@@ -76,7 +76,7 @@ def test_each_check_fails_when_the_effect_is_absent(scenarios, check):
 @pytest.mark.parametrize("check", range(3), ids=["attention gain", "transformer best", "length"])
 def test_each_check_is_undecided_while_a_variant_still_improves(scenarios, check):
     finding = E1.checks[check].test(scenarios["rising"])
-    assert finding.holds is None and finding.why.startswith("not converged: seq2seq +5.0")
+    assert finding.holds is None and finding.why.startswith("not converged: plain +5.0")
 
 
 def test_a_small_gap_under_a_wide_spread_needs_more_seeds(scenarios):
@@ -90,10 +90,10 @@ def test_the_verdicts(scenarios):
     assert E1.verdict(scenarios["absent"]).outcome == "not reproduced"
     rising = E1.verdict(scenarios["rising"])
     assert rising.outcome == "inconclusive (not converged)"
-    assert rising.gates == ("main check undecided: not converged: seq2seq +5.0",)
+    assert rising.gates == ("main check undecided: not converged: plain +5.0",)
 
 
 def test_the_checks_read_paired_intervals_with_test_sampling(scenarios):
     detail = E1.checks[0].test(scenarios["present"]).detail
-    assert "bahdanau - seq2seq +" in detail and "(paired)" in detail
+    assert "bahdanau - plain +" in detail and "(paired)" in detail
     assert "retention 41-50 / 1-10" in E1.checks[2].test(scenarios["present"]).detail

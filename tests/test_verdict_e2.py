@@ -11,7 +11,7 @@ from seq2seq_lab.report.runs import find_runs
 from seq2seq_lab.report.spec import Comparison
 
 TEXTS = corpus(n=120)
-ARMS = (("seq2seq", False), ("seq2seq", True), ("bahdanau", False), ("bahdanau", True))
+ARMS = (("plain", False), ("plain", True), ("bahdanau", False), ("bahdanau", True))
 
 
 def grid(root, arms):

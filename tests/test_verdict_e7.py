@@ -13,7 +13,7 @@ from seq2seq_lab.report.spec import Comparison
 
 RNN_WORST, RNN_LONG, GRU_LSTM = E7.checks
 CHECKS, IDS = [RNN_WORST, RNN_LONG, GRU_LSTM], ["main", "long sentences", "gru ~ lstm"]
-FAMILIES = ("seq2seq", "bahdanau")
+FAMILIES = ("plain", "bahdanau")
 
 # name -> (test sentences, seeds, {cell: write_arm kwargs}, {(family, cell): extra kwargs})
 SCENARIOS = {

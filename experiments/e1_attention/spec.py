@@ -30,15 +30,15 @@ RETAINED_MORE = 0.10
 
 
 def _attention_models(c: Comparison) -> list[Variant]:
-    return [v for v in c.variants if v.role["family"] not in ("seq2seq", None)]
+    return [v for v in c.variants if v.role["family"] not in ("plain", None)]
 
 
 def _e1_attention_gain(c: Comparison) -> Finding:
-    plain, attention = c.find(family="seq2seq"), _attention_models(c)
+    plain, attention = c.find(family="plain"), _attention_models(c)
     if plain is None or not attention:
         return missing_runs("plain seq2seq and at least one attention model")
     claim = Claim("at least", GAIN)
-    cases = [judged(c, f"{m.label} - seq2seq", plain, m, claim) for m in attention]
+    cases = [judged(c, f"{m.label} - plain", plain, m, claim) for m in attention]
     return every_case(cases, "plain seq2seq and an attention model")
 
 
@@ -54,7 +54,7 @@ def _e1_transformer_best(c: Comparison) -> Finding:
 def _e1_length(c: Comparison) -> Finding:
     return keeps_more(
         c,
-        c.find(family="seq2seq"),
+        c.find(family="plain"),
         _attention_models(c),
         RETAINED_MORE,
         "plain seq2seq and an attention model",
@@ -99,7 +99,7 @@ SPEC = ExperimentSpec(
         ),
     ),
     contrasts=lambda c: pair_up(
-        c.find(family="seq2seq"), [v for v in c.variants if v.role["family"] != "seq2seq"]
+        c.find(family="plain"), [v for v in c.variants if v.role["family"] != "plain"]
     ),
     floor=QualityFloor(
         reference={"family": "bahdanau"},

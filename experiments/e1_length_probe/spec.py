@@ -129,8 +129,8 @@ class Probed(NamedTuple):
 
 def _probed_models(c: Comparison) -> Probed | Finding:
     probed = _probed(c)
-    plain = next((v for v in probed if v.role.get("family") == "seq2seq"), None)
-    attention = [v for v in probed if v.role.get("family") not in ("seq2seq", None)]
+    plain = next((v for v in probed if v.role.get("family") == "plain"), None)
+    attention = [v for v in probed if v.role.get("family") not in ("plain", None)]
     if plain is None or not attention:
         return missing_runs("the length probe of plain seq2seq and at least one attention model")
     bucket = long_bucket([plain, *attention])
@@ -138,7 +138,7 @@ def _probed_models(c: Comparison) -> Probed | Finding:
         return missing_runs(f"a probe bucket with >= {MIN_BUCKET_SENTENCES} inputs in every run")
     base = retentions(plain, bucket)
     if not base:
-        return missing_runs("a probed seed of seq2seq with a score on the test set as it is")
+        return missing_runs("a probed seed of plain seq2seq with a score on the test set as it is")
     return Probed(plain, attention, bucket, base)
 
 
@@ -151,19 +151,19 @@ def _retains_more(c: Comparison) -> Finding:
     )
     claim = Claim("at least", RETAINED_MORE)
     cases = [
-        judged(c, f"{model.label} - seq2seq", probed.plain, model, claim, measure=measure)
+        judged(c, f"{model.label} - plain", probed.plain, model, claim, measure=measure)
         for model in probed.attention
     ]
-    head = f"b_L / b_1 on bucket {probed.bucket}: seq2seq {_text(probed.base)}; "
-    return every_case(cases, "the probe of seq2seq and an attention model", prefix=head)
+    head = f"b_L / b_1 on bucket {probed.bucket}: plain {_text(probed.base)}; "
+    return every_case(cases, "the probe of plain seq2seq and an attention model", prefix=head)
 
 
 def _plain_collapses(c: Comparison) -> Finding:
     probed = _probed_models(c)
     if isinstance(probed, Finding):
         return probed
-    text = f"seq2seq retention on {probed.bucket}"
-    d = level("seq2seq", probed.base, f"probe retention on {probed.bucket}")
+    text = f"plain retention on {probed.bucket}"
+    d = level("plain", probed.base, f"probe retention on {probed.bucket}")
     detail = f"{text} {d.delta:.2f} [{d.low:.2f}, {d.high:.2f}] (seeds only)"
     still = c.unconverged([probed.plain])
     if still:
@@ -216,7 +216,7 @@ class ProbeOutputLength:
 SPEC = ExperimentSpec(
     name="e1_length_probe",
     title="E1 length beyond training: joined test inputs (Bahdanau et al. 2014, Fig. 2)",
-    headline="seq2seq falls on long sentences, attention holds",
+    headline="plain seq2seq falls on long sentences, attention holds",
     published=(
         "WMT14 en-fr, BLEU by sentence length: the RNN encoder-decoder's BLEU drops sharply as "
         "sentences get longer (RNNencdec-30 and -50 fall well below 10 past 40-50 words), while "

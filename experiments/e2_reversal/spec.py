@@ -35,12 +35,12 @@ def _e2_gain(c: Comparison, family: str) -> tuple[Variant | None, Variant | None
 
 
 def _e2_plain_gain(c: Comparison) -> Finding:
-    forward, reversed_ = _e2_gain(c, "seq2seq")
-    return judged(c, "seq2seq reversed - forward", forward, reversed_, Claim("at least", GAIN))
+    forward, reversed_ = _e2_gain(c, "plain")
+    return judged(c, "plain reversed - forward", forward, reversed_, Claim("at least", GAIN))
 
 
 def _e2_long_gain(c: Comparison) -> Finding:
-    forward, reversed_ = _e2_gain(c, "seq2seq")
+    forward, reversed_ = _e2_gain(c, "plain")
     return keeps_more(
         c, forward, [reversed_] if reversed_ else [], 0.0, "plain seq2seq with and without reversal"
     )
@@ -51,7 +51,7 @@ def _e2_attention_flat(c: Comparison) -> Finding:
     cases = [
         judged(c, f"{f} reversed - forward", *_e2_gain(c, f), claim)
         for f in c.values("family")
-        if f != "seq2seq"
+        if f != "plain"
     ]
     return every_case(cases, "an attention model with and without reversal")
 
@@ -96,7 +96,7 @@ SPEC = ExperimentSpec(
         for pair in pair_up(c.find(family=f, reverse=False), [c.find(family=f, reverse=True)])
     ],
     floor=QualityFloor(
-        reference={"family": "seq2seq", "reverse": True},
+        reference={"family": "plain", "reverse": True},
         bleu={"synthetic": 10.0, "multi30k": 8.0, "full": 10.0},
         text="plain seq2seq with the source reversed",
     ),

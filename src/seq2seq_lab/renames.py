@@ -1,11 +1,14 @@
 """Config options renamed since runs were recorded: the one table, read two ways.
 
-A scale is named by its data (``synthetic``, ``multi30k``), not by the machine it was sized for.
-Runs keep the names they were made with (their results.json, Hydra record and runs.csv are
-records, never rewritten), so
+A scale is named by its data (``synthetic``, ``multi30k``), not by the machine it was sized for;
+the encoder-decoder without attention (Sutskever et al. 2014) is ``plain`` (its family name too),
+where ``seq2seq`` named what every model here is. Runs keep the names they were made with (their
+results.json, Hydra record and runs.csv are records, never rewritten), so
 
-- readers of recorded runs translate a recorded name with :func:`current` (a run's scale) and
-  :func:`current_override` (the command-line overrides a report prints to reproduce a run);
+- readers of recorded runs translate a recorded name with :func:`current` (a run's scale, its
+  model family), :func:`current_variant` (a row label built from the model's name, as
+  ``${hydra:runtime.choices.model}_${model.cell}``) and :func:`current_override` (the
+  command-line overrides a report prints to reproduce a run);
 - the entry points stop on an old name given on the command line before Hydra composes
   anything: :func:`check_argv` raises one line, "scale=cpu was renamed: use scale=synthetic".
 """
@@ -17,6 +20,7 @@ from seq2seq_lab.errors import UserError
 # group -> {old option name: new option name}
 RENAMED: dict[str, dict[str, str]] = {
     "scale": {"cpu": "synthetic", "real_cpu": "multi30k"},
+    "model": {"seq2seq": "plain"},
 }
 
 
@@ -28,14 +32,25 @@ def current(group: str, name: str | None) -> str | None:
     return RENAMED.get(group, {}).get(name, name)
 
 
+def current_variant(label: str | None) -> str | None:
+    """A recorded variant label that starts with a renamed model's name, by today's:
+    ``seq2seq`` -> ``plain``, ``seq2seq_lstm`` -> ``plain_lstm``; any other label as it is."""
+    if label is None:
+        return None
+    for old, new in RENAMED["model"].items():
+        if label == old or label.startswith(f"{old}_"):
+            return new + label[len(old) :]
+    return label
+
+
 def current_override(override: str) -> str:
-    """A recorded override with today's option name: ``scale=real_cpu`` -> ``scale=multi30k``;
-    any other override is returned as it is."""
+    """A recorded override with today's option names: ``scale=real_cpu`` -> ``scale=multi30k``,
+    ``model=seq2seq,bahdanau`` -> ``model=plain,bahdanau``; any other override as it is."""
     key, sep, value = override.partition("=")
     group = key.lstrip("+~")
     if not sep or group not in RENAMED:
         return override
-    return f"{key}={current(group, value)}"
+    return f"{key}=" + ",".join(str(current(group, name)) for name in value.split(","))
 
 
 def check_argv(argv: list[str]) -> None:

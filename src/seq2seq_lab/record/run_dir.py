@@ -39,6 +39,7 @@ from omegaconf import DictConfig
 
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.record.results import ABANDONED, FINISHED, read_results
+from seq2seq_lab.renames import current_variant
 
 RUN_MARKERS = ("results.json", "checkpoints", "csv")
 # What a sweep leaves at the top of its directory: Hydra's basic sweeper, Optuna's
@@ -109,7 +110,10 @@ def continuation(run_dir: Path, job: Any) -> Continuation:
     )
     held = record.get("config") if record else _checkpoint_config(last) if last.is_file() else None
     if held is not None:
-        theirs = {key: held.get(key) for key in IDENTITY}
+        # a run recorded under a model's old name is the same job (seq2seq_lab/renames.py)
+        theirs = {key: held.get(key) for key in IDENTITY} | {
+            "variant": current_variant(held.get("variant"))
+        }
         ours = {key: job.get(key) for key in IDENTITY}
         if theirs != ours:
             raise ConfigError(

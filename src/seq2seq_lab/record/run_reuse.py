@@ -26,6 +26,7 @@ left out). The report says which runs were reused.
 
 from __future__ import annotations
 
+import copy
 import shutil
 from pathlib import Path
 from typing import Any
@@ -53,14 +54,29 @@ TRAINING = (
     "trainer",
     "callbacks",
 )
+# Settings inside those keys that decide what a run draws, never its weights or test score:
+# the attention heatmaps' sentences, under the names runs have recorded them by.
+DRAWING = (
+    ("callbacks", "attention_plots"),
+    ("module", "attention_plots"),
+    ("callbacks", "diagnostics", "attention_sentences"),
+)
 # The source run's files an adopted run leaves out: its own Hydra record and log are the job's,
 # checkpoints stay where they are (hundreds of MB), abandoned/ is not part of the run.
 NOT_COPIED = frozenset({"results.json", ".hydra", "train.log", "checkpoints", "abandoned"})
 
 
 def training_identity(config: dict[str, Any]) -> dict[str, Any]:
-    """The part of a run's (portable, resolved) config that decides its weights and test score."""
-    return {key: config.get(key) for key in TRAINING}
+    """The part of a run's (portable, resolved) config that decides its weights and test score:
+    the :data:`TRAINING` keys without the :data:`DRAWING` settings."""
+    identity = copy.deepcopy({key: config.get(key) for key in TRAINING})
+    for *parents, leaf in DRAWING:
+        node: Any = identity
+        for key in parents:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(leaf, None)
+    return identity
 
 
 def job_identity(cfg: Any, run_dir: Path) -> dict[str, Any]:

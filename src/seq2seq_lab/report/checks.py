@@ -175,7 +175,7 @@ def pair_up(baseline: Variant | None, systems: Iterable[Variant | None]) -> Pair
     return [(baseline, s) for s in systems if s is not None and s is not baseline]
 
 
-FAMILIES = ("seq2seq", "bahdanau", "luong", "transformer")  # table order, simplest first
+FAMILIES = ("plain", "bahdanau", "luong", "transformer")  # table order, simplest first
 
 
 def family_role(run: Run) -> Role:

@@ -1,7 +1,7 @@
 """An experiment's sweep grid, read from its composed Hydra config.
 
 ``experiments/<name>/config.yaml`` lists the grid in ``hydra.sweeper.params`` (key -> Hydra sweep
-string, e.g. ``model: seq2seq,bahdanau`` and ``seed: ${seeds}``); the multirun starts one job
+string, e.g. ``model: plain,bahdanau`` and ``seed: ${seeds}``); the multirun starts one job
 per combination of the axes' values, so
 
     jobs = product over axes of len(values)

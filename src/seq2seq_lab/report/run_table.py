@@ -46,7 +46,7 @@ from typing import Any
 from seq2seq_lab import experiment_folders
 from seq2seq_lab.config import CONF_DIR  # importing config registers its resolvers
 from seq2seq_lab.errors import UserError
-from seq2seq_lab.renames import current
+from seq2seq_lab.renames import current, current_variant
 from seq2seq_lab.report.commands import SweepCommand
 from seq2seq_lab.report.figures import SOURCES, Figures, Heatmap
 from seq2seq_lab.report.plots import slug
@@ -116,7 +116,7 @@ def row_results(row: dict[str, str], scale: str | None = None) -> dict[str, Any]
     results: dict[str, Any] = {
         "status": status,
         "seed": _number(cells.get("seed"), int),
-        "variant": cells.get("variant"),
+        "variant": current_variant(cells.get("variant")),
         "experiment": config.get("experiment_name"),
         "scale": current("scale", cells.get("scale") or scale),
         "config": config,

@@ -5,7 +5,7 @@ what the pipeline and callbacks leave beside it: ``hypotheses.<split>.txt`` and 
 was scored on (``test_set.json``, or copies ``{references,sources}.<split>.txt``:
 :mod:`seq2seq_lab.data.test_set`), ``csv/metrics.csv`` (Lightning's CSVLogger),
 ``diagnostics/grad_norms_init.json`` and ``diagnostics/validation.jsonl``
-(TransformerDiagnostics) and ``attention/step*/val*.png``.
+(TransformerDiagnostics) and the AttentionPlots callback's ``attention/step*/val*.png``.
 Everything but results.json is optional, and results.json itself may be partial (a failed run
 records little), so every accessor here answers ``None`` or an empty value rather than raising;
 but for ``test_lines``, which raises a one-line DataError when the data set a test_set.json
@@ -32,7 +32,7 @@ from seq2seq_lab.data.test_set import read_test_lines
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.record.portable_paths import portable_record
 from seq2seq_lab.record.results import ABANDONED, FINISHED
-from seq2seq_lab.renames import current, current_override
+from seq2seq_lab.renames import current, current_override, current_variant
 from seq2seq_lab.training.convergence import late_gain
 
 RESULTS_FILE = "results.json"
@@ -65,14 +65,17 @@ class Run:
     def family(self) -> str | None:
         """The model family; for a run that failed before recording it, the ``family`` of
         the class its config names."""
-        return self.results.get("family") or _family_of_target(self.config_value("model._target_"))
+        recorded = self.results.get("family") or _family_of_target(
+            self.config_value("model._target_")
+        )
+        return current("model", recorded)
 
     @property
     def variant(self) -> str:
-        """The row label: results' variant, else the config's, else the family."""
+        """The row label: results' variant, else the config's, else the family (recorded
+        labels by today's model names)."""
         return str(
-            self.results.get("variant")
-            or self.config_value("variant")
+            current_variant(self.results.get("variant") or self.config_value("variant"))
             or self.family
             or self.config_value("model._target_", "unknown").rsplit(".", 1)[-1]
         )
@@ -229,7 +232,7 @@ class Run:
 
     def attention_heatmap(self) -> Path | None:
         """The attention heatmap of the first plotted validation sentence at the last plotted
-        step (``attention/step*/val*.png``); else the Transformer diagnostics' cross-attention
+        step (``attention/step*/val*.png``); else the AttentionPlots callback's cross-attention
         grid (``diagnostics/cross_attention/step*_val*.png``)."""
         steps = sorted((self.path / "attention").glob("step*"))
         for step in reversed(steps):

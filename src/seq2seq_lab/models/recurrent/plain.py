@@ -1,5 +1,5 @@
 """Plain RNN encoder-decoder (Sutskever et al. 2014, arXiv 1409.3215; Cho et al. 2014,
-arXiv 1406.1078): ``model=seq2seq``.
+arXiv 1406.1078): ``model=plain``.
 
 Shapes: B batch, T target length, E embedding width, H hidden width, V target vocabulary.
 """
@@ -26,7 +26,7 @@ class PlainSeq2SeqNetwork(RecurrentNetwork):
     recurrence one token at a time, for decoding. Options: see :class:`RecurrentNetwork`.
     """
 
-    family = "seq2seq"
+    family = "plain"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
