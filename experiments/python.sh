@@ -1,5 +1,5 @@
 # The interpreter the experiment scripts run: $PYTHON if set, else the project's .venv (made by
-# scripts/setup.sh), else `python`. Sourced by run_cpu.sh, run_real.sh, run_real_cpu.sh and
+# scripts/setup.sh), else `python`. Sourced by run_cpu.sh, run_real.sh, e1_attention/run_europarl_long.sh and
 # run_quality.sh; sets $PY and stops the script before any pass when that interpreter cannot
 # import seq2seq_lab, so a fresh clone without setup records no empty pass.
 PY=${PYTHON:-python}

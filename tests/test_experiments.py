@@ -208,7 +208,7 @@ def test_run_cpu_sh_runs_the_named_grids_and_writes_reports_and_wall_times(tmp_p
 
 
 @pytest.mark.parametrize(
-    "script", ["run_cpu.sh", "run_real.sh", "run_real_cpu.sh", "run_quality.sh"]
+    "script", ["run_cpu.sh", "run_real.sh", "e1_attention/run_europarl_long.sh", "run_quality.sh"]
 )
 def test_experiment_scripts_stop_before_any_pass_without_an_interpreter_that_has_the_package(
     tmp_path, script
@@ -220,7 +220,7 @@ def test_experiment_scripts_stop_before_any_pass_without_an_interpreter_that_has
                           env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
-        f"{script}: /bin/false cannot import seq2seq_lab: run bash scripts/setup.sh first "
+        f"{Path(script).name}: /bin/false cannot import seq2seq_lab: run bash scripts/setup.sh first "
         "(or set PYTHON)"
     )
     assert not (tmp_path / "experiments").exists()

@@ -1,26 +1,23 @@
 #!/usr/bin/env bash
-# The Europarl length study at the reduced `multi30k` scale without a GPU (issue 6): E1's four
+# The Europarl length study at the reduced `multi30k` scale without a GPU: E1's four
 # models trained for a few minutes each by the wall clock on europarl_de_en_20k (the last 1,000
 # train lines held out as the test set), two at a time with one thread each, then one report:
 #   E1 on Europarl (length) -> experiments/e1_attention/results/europarl-long/
 #
-#   bash experiments/run_real_cpu.sh                 # the study (~20 min on a 2-core CPU)
-#   REPORT_ONLY=1 ROOT=multirun/multi30k/<time> bash experiments/run_real_cpu.sh  # report only
-#   LONG_MIN=18 LONG_MODELS="seq2seq bahdanau" bash experiments/run_real_cpu.sh
+#   bash experiments/e1_attention/run_europarl_long.sh                 # the study (~20 min on a 2-core CPU)
+#   REPORT_ONLY=1 ROOT=multirun/multi30k/<time> bash experiments/e1_attention/run_europarl_long.sh  # report only
+#   LONG_MIN=18 LONG_MODELS="plain bahdanau" bash experiments/e1_attention/run_europarl_long.sh
 #
-# Issue 6 also ran E1, E2 and E4 on Multi30k here by the wall clock; those comparisons now run
-# under the protocol (three seeds, a budget in updates) with experiments/run_real.sh, which
-# owns experiments/<name>/results/multi30k/ (issue 6's files are in the history before commit
-# 57528d5). Minutes of training per run (validation included, test excluded) are set below; the
-# study's real size needs a GPU (`scale=full`, experiments/e1_attention/README.md).
+# Minutes of training per run (validation included, test excluded) are set below; the study's
+# real size needs a GPU (`scale=full`, experiments/e1_attention/README.md).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source experiments/python.sh
 JOBS=${JOBS:-2}
 ROOT=${ROOT:-multirun/multi30k/$(date +%Y-%m-%d_%H-%M-%S)}
 EUROPARL=${EUROPARL:-$(cd .. && pwd)/shared/data/europarl_de_en_20k}
 LONG_MIN=${LONG_MIN:-8}
-LONG_MODELS=${LONG_MODELS:-seq2seq bahdanau luong transformer}
+LONG_MODELS=${LONG_MODELS:-plain bahdanau luong transformer}
 mkdir -p "$ROOT"
 
 common="scale=multi30k threads=$(( JOBS > 1 ? 1 : 2 )) ~callbacks.progress_bar"
@@ -41,7 +38,7 @@ run_one() {  # "group name|overrides": one training run in ROOT/group/name, log 
   local start=$(date +%s)
   # shellcheck disable=SC2086  # overrides are words by design
   "$PY" -m seq2seq_lab.train $overrides $common "hydra.run.dir=$dir" > "$dir/stdout.log" 2>&1 \
-    || echo "run_real_cpu.sh: $group/$name exited $? (see $dir/stdout.log)" >&2
+    || echo "run_europarl_long.sh: $group/$name exited $? (see $dir/stdout.log)" >&2
   echo "$group/$name $(( $(date +%s) - start ))" >> "$ROOT/wall_seconds.txt"
 }
 export -f run_one
@@ -56,7 +53,7 @@ out=experiments/e1_attention/results/europarl-long
 if [ -d "$ROOT/long" ]; then
   mkdir -p "$out"
   {
-    echo "group: long (driver: experiments/run_real_cpu.sh, runs in $ROOT/long)"
+    echo "group: long (driver: experiments/e1_attention/run_europarl_long.sh, runs in $ROOT/long)"
     echo "jobs at once: $JOBS, torch threads per job: $(( JOBS > 1 ? 1 : 2 ))"
     sed "s%^[^|]*|%command: $PY -m seq2seq_lab.train %; s%\$% $common%" "$ROOT/queue.txt"
     echo "seconds per run (training + test):"
@@ -66,6 +63,6 @@ if [ -d "$ROOT/long" ]; then
     echo "finished: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   } > "$out/wall_time.txt"
   "$PY" -m seq2seq_lab.report "$ROOT/long" --out "$out" \
-    || echo "run_real_cpu.sh: report of the length study failed" >&2
+    || echo "run_europarl_long.sh: report of the length study failed" >&2
 fi
-echo "run_real_cpu.sh: done in $(( (end - start) / 60 )) min -> $ROOT"
+echo "run_europarl_long.sh: done in $(( (end - start) / 60 )) min -> $ROOT"
