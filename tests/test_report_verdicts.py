@@ -1,7 +1,7 @@
 """The verdict rule shared by every experiment on synthetic results: one case per outcome
 (reproduced / partly / not reproduced / inconclusive), the evidence gates (seeds, floor,
 missing settings, wall clock). Each experiment's own checks are shown to hold, fail and be
-undecided in tests/test_verdict_<experiment>.py."""
+undecided in experiments/<name>/test_<name>.py."""
 
 from __future__ import annotations
 
