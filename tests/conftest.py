@@ -32,6 +32,19 @@ def cache_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("cache")
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """Tiny models gain nothing from a second thread, and on a loaded machine threads wait on
+    each other: a module that uses this (``pytestmark = pytest.mark.usefixtures("one_thread")``)
+    runs single-threaded, and the setting is restored after it."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
 @pytest.fixture(autouse=True)
 def _offline_wandb(monkeypatch):
     monkeypatch.setenv("WANDB_MODE", "offline")

@@ -21,14 +21,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ONE_VALIDATION = ("trainer.max_steps=3", "trainer.max_epochs=1", "test=false")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models gain nothing from a second thread, and on a loaded machine threads wait on
-    each other: run this module single-threaded, then restore the setting."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _pngs(root, pattern: str) -> list[str]:

@@ -12,13 +12,7 @@ from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID
 V = 14  # 10 words + 4 specials, shared by source and target
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: one thread avoids OpenMP barriers stalling on a busy shared CPU."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def reverse_batch(n: int, generator: torch.Generator):

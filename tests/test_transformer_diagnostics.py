@@ -28,14 +28,7 @@ from seq2seq_lab.models.transformer.network import TransformerNetwork
 V = 40
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny tensors gain nothing from a second thread, and on a loaded machine threads wait on
-    each other: run this module single-threaded, then restore the setting."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def make_batch(b: int = 8, s: int = 9, t: int = 8, seed: int = 0) -> Batch:

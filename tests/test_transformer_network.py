@@ -25,14 +25,7 @@ V = 24
 POSITIONS = ["sinusoidal", "learned", "relative", "none"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny tensors gain nothing from a second thread, and on a loaded machine threads wait on
-    each other: run this module single-threaded, then restore the setting."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def tiny(**overrides) -> TransformerNetwork:
