@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{report.name}: {runs} runs, verdict {verdict.outcome} -> {report.path}")
     for name, error in generated.failed.items():
         print(f"error: the report of {name} could not be built: {error}", file=sys.stderr)
+    if generated.debug:
+        print(f"left out: {len(generated.debug)} debug runs (debug=...): listed in the index")
     for unreadable in generated.unreadable:
         print(f"warning: {unreadable.path}: unreadable ({unreadable.reason})", file=sys.stderr)
     print(f"index: {generated.index}")

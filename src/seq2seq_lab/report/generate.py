@@ -159,12 +159,14 @@ def readers(name: str, runs: list[Run]) -> list[ExperimentSpec]:
 @dataclass
 class GeneratedReport:
     """What ``generate_report`` wrote: the index, one report per experiment, the experiments
-    whose report could not be built (name -> error) and the unreadable results.json files."""
+    whose report could not be built (name -> error), the unreadable results.json files and the
+    debug runs left out."""
 
     index: Path
     reports: list[ExperimentReport]
     failed: dict[str, str]
     unreadable: list[Unreadable]
+    debug: list[Run]
 
 
 def generate_report(
@@ -183,6 +185,8 @@ def generate_report(
     default_out = root.parent.parent if from_table else root / "report"
     out_dir = Path(out) if out is not None else default_out
     runs, unreadable = read_runs(root, exclude=out_dir, scale=scale)
+    debug = [run for run in runs if run.debug]
+    runs = [run for run in runs if not run.debug]
     by_experiment: dict[str, list[Run]] = {}
     for run in runs:
         by_experiment.setdefault(run.experiment or ADHOC, []).append(run)
@@ -205,9 +209,9 @@ def generate_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     index = out_dir / "README.md"
     written = [(r.assessment, r.path) for r in reports]
-    text = index_markdown(written, failed, unreadable, root, out_dir)
+    text = index_markdown(written, failed, unreadable, root, out_dir, debug)
     index.write_text(text, encoding="utf-8")
-    return GeneratedReport(index, reports, failed, unreadable)
+    return GeneratedReport(index, reports, failed, unreadable, debug)
 
 
 __all__ = ["ExperimentReport", "GeneratedReport", "build_experiment", "generate_report"]

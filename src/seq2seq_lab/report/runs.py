@@ -81,6 +81,15 @@ class Run:
         )
 
     @property
+    def debug(self) -> str | None:
+        """The debug mode the run was made in (``debug=fast|overfit|anomaly``, or Lightning's
+        ``trainer.fast_dev_run`` given by hand), None for a real run: a debug run answers
+        "does it run", never a comparison, and reports leave it out."""
+        if mode := self.config_value("debug"):
+            return str(mode)
+        return "fast_dev_run" if self.config_value("trainer.fast_dev_run") else None
+
+    @property
     def seed(self) -> int | None:
         seed = self.results.get("seed", self.config_value("seed"))
         return int(seed) if seed is not None else None
