@@ -25,7 +25,9 @@ from seq2seq_lab.analysis.alignment_record import ALIGNMENT, alignment_record
 from seq2seq_lab.analysis.length_probe import PROBE, length_probe
 from seq2seq_lab.config import instantiate, to_plain
 from seq2seq_lab.decoding.translation import translate_lines
+from seq2seq_lab.loggers.wandb_identity import run_identity
 from seq2seq_lab.loggers.wandb_logger import finish_wandb
+from seq2seq_lab.loggers.wandb_record import log_hypotheses
 from seq2seq_lab.pipeline.building import (
     build_callbacks,
     build_datamodule,
@@ -73,12 +75,7 @@ def build_loggers(cfg: DictConfig, family: str) -> list[Any]:
     for name, conf in (cfg.get("logger") or {}).items():
         if conf is None or "_target_" not in conf:
             continue
-        extra = {}
-        if name == "wandb":
-            extra = {
-                "group": conf.get("group") or cfg.get("experiment_name") or "adhoc",
-                "job_type": conf.get("job_type") or cfg.get("variant") or family,
-            }
+        extra = run_identity(cfg, family) if name == "wandb" else {}
         loggers.append(instantiate(conf, key=f"logger.{name}", **extra))
     return loggers
 
@@ -186,7 +183,11 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             logger=loggers or False,
             precision=precision.precision,
         )
-        logged = {**flatten(results["config"]), **flatten(results["data"], "data_summary.")}
+        logged = {
+            "scale": results["scale"],  # a workspace shows one scale of a comparison
+            **flatten(results["config"]),
+            **flatten(results["data"], "data_summary."),
+        }
         for logger in loggers:
             logger.log_hyperparams(logged)
 
@@ -240,6 +241,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             test = write_test_outputs(run_dir, module.test_results, datamodule)
             results["sacrebleu_signature"] = test.pop("sacrebleu_signature")
             results["test"] = test
+            log_hypotheses(loggers, module.test_results)
             if cfg.get(PROBE):  # the tested checkpoint on inputs longer than training
                 started = time.perf_counter()
                 results[PROBE] = run_length_probe(module, datamodule, list(cfg[PROBE]), run_dir)
@@ -269,7 +271,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         with signals.held():  # the record is written whatever signal comes now
             if is_rank_zero():
                 write_results(run_dir / "results.json", results)
-            finish_wandb()
+            finish_wandb(results)
 
 
 def run_length_probe(
