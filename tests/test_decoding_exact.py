@@ -300,3 +300,19 @@ def test_beam_keeps_the_sound_hypotheses_beside_a_broken_one():
     hyps = beam(net, src, mask, beam_size=2, length_penalty=1.0, max_len_b=5)
     assert hyps.tokens == [[B]]
     assert hyps.scores == pytest.approx([math.log(0.3) / lp(2, 1.0)])
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_n_best_holds_every_finalised_hypothesis_best_first(alpha):
+    """A beam of 2 finalises the empty output (0.4) at step 1 and A (0.6 * 0.6) at step 2, when
+    its pool is full: A B (0.6 * 0.4) is never finalised."""
+    script = {(): {A: 0.6, EOS: 0.4}, (A,): {EOS: 0.6, B: 0.4}, (A, B): {EOS: 1.0}}
+    net = ScriptedNetwork([script])
+    src, mask = sources(0)
+    hyps = beam(net, src, mask, beam_size=2, length_penalty=alpha, max_len_b=5)
+    (ranked,) = hyps.n_best
+    empty, a = (math.log(0.4) / lp(1, alpha), []), (math.log(0.6 * 0.6) / lp(2, alpha), [A])
+    expected = [a, empty] if a[0] > empty[0] else [empty, a]
+    assert [t for _, t in ranked] == [t for _, t in expected]
+    assert [s for s, _ in ranked] == pytest.approx([s for s, _ in expected], rel=1e-6)
+    assert ranked[0] == (hyps.scores[0], hyps.tokens[0])

@@ -8,16 +8,16 @@ it is compared with a frozen copy of the reader as it was before (commit 3952db7
 
 from __future__ import annotations
 
-import io
+import os
 import random
-import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from seq2seq_lab.checkout import REPOSITORY
 from seq2seq_lab.data import sources
-from seq2seq_lab.data.lines import decode_lines, read_lines, split_lines
+from seq2seq_lab.data.lines import decode_lines, read_lines, split_lines, stream_lines
 from seq2seq_lab.errors import DataError
 from seq2seq_lab.pipeline.translation import read_input
 
@@ -50,11 +50,21 @@ def reader_before_issue_20(path: Path) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def translate_reads(path: Path, monkeypatch) -> tuple[list[str], list[str]]:
+def streamed(data: bytes, batch_size: int = 64) -> list[str]:
+    """The lines translate reads from ``data`` on stdin (a pipe), batch after batch."""
+    read, write = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(write, data), os.close(write)))
+    writer.start()
+    try:
+        return [line for _, batch in stream_lines(read, batch_size) for line in batch]
+    finally:
+        writer.join()
+        os.close(read)
+
+
+def translate_reads(path: Path) -> tuple[list[str], list[str]]:
     """What translate reads from ``path`` given as input=FILE, and given on stdin."""
-    from_file = read_input(str(path))
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
-    return from_file, read_input(None)
+    return read_input(str(path)), streamed(path.read_bytes())
 
 
 def test_five_lines_in_are_five_lines_out():
@@ -80,16 +90,14 @@ def test_line_ends():
     assert split_lines("  a  b \t\n") == ["  a  b \t"]  # spaces are the tokenizer's business
 
 
-def test_training_and_translate_readers_agree_on_every_line_breaking_character(
-    tmp_path, monkeypatch
-):
+def test_training_and_translate_readers_agree_on_every_line_breaking_character(tmp_path):
     lines = [f"vor{c}nach" for c in BREAKERS] + ["", " Leerzeichen ", "\u00e4\u00df\u20ac"]
     path = tmp_path / "every.de"
     path.write_bytes(("\ufeff" + "\n".join(lines) + "\r\n").encode("utf-8"))
     expected = lines  # the BOM and the \r of the final \r\n are not part of any line
     assert sources.read_lines(path) == expected
     assert reader_before_issue_20(path) == expected
-    from_file, from_stdin = translate_reads(path, monkeypatch)
+    from_file, from_stdin = translate_reads(path)
     assert from_file == expected and from_stdin == expected
 
 
@@ -132,19 +140,18 @@ def test_shared_corpora_read_exactly_as_before(corpus):
             assert pairs[split] == before, split
 
 
-def test_empty_translate_input_is_no_lines(tmp_path, monkeypatch):
+def test_empty_translate_input_is_no_lines(tmp_path):
     path = tmp_path / "empty.txt"
     path.write_bytes(b"")
-    assert translate_reads(path, monkeypatch) == ([], [])
+    assert translate_reads(path) == ([], [])
 
 
-def test_invalid_utf8_in_translate_input_names_file_and_line(tmp_path, monkeypatch):
+def test_invalid_utf8_in_translate_input_names_file_and_line(tmp_path):
     path = tmp_path / "input.txt"
     path.write_bytes(b"eins\xe2\x80\xa8zwei\ndrei\nvi\xe9r\n")  # U+2028 is not a line end
     with pytest.raises(DataError, match=rf"^{path}:3: invalid UTF-8 \(byte 0xe9 at column 3\)"):
         read_input(str(path))
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
-    with pytest.raises(DataError, match=r"^<stdin>:3: invalid UTF-8"):
-        read_input(None)
+    with pytest.raises(DataError, match=r"^<stdin>:3: invalid UTF-8 \(byte 0xe9 at column 3\)"):
+        streamed(path.read_bytes(), batch_size=1)
     with pytest.raises(DataError, match=r"^x\.de:1: invalid UTF-8 \(byte 0xff at column 1\)"):
         decode_lines(b"\xff", "x.de")

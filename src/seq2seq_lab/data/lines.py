@@ -15,6 +15,9 @@ them as it saw them in the training data.
 
 from __future__ import annotations
 
+import os
+import select
+from collections.abc import Iterator
 from pathlib import Path
 
 from seq2seq_lab.errors import DataError
@@ -29,14 +32,14 @@ def split_lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def decode_utf8(data: bytes, where: str | Path) -> str:
+def decode_utf8(data: bytes, where: str | Path, lines_before: int = 0) -> str:
     """``data`` as text; invalid UTF-8 is a :class:`DataError` naming ``where`` (a file, or
-    ``<stdin>``), the line (lines counted as :func:`split_lines` counts them), the byte and its
-    column (in bytes)."""
+    ``<stdin>``), the line (lines counted as :func:`split_lines` counts them, after
+    ``lines_before`` lines read earlier from ``where``), the byte and its column (in bytes)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
+        line = lines_before + data.count(b"\n", 0, e.start) + 1
         column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise DataError(
             f"{where}:{line}: invalid UTF-8 (byte 0x{data[e.start]:02x} at column {column}); "
@@ -52,3 +55,30 @@ def decode_lines(data: bytes, where: str | Path) -> list[str]:
 def read_lines(path: Path) -> list[str]:
     """The lines of the UTF-8 text file ``path`` (an empty file has none)."""
     return decode_lines(path.read_bytes(), path)
+
+
+def stream_lines(fd: int, batch_size: int) -> Iterator[tuple[int, list[str]]]:
+    """The lines of the UTF-8 stream on file descriptor ``fd`` (stdin: a terminal, a pipe, a
+    redirected file), as they arrive: batches of at most ``batch_size`` lines, each yielded
+    with the number of lines before it. A batch goes out as soon as no more input is waiting,
+    so a line typed at a terminal or written into a slow pipe is translated before the next
+    one arrives; input that is all there (a file) comes in full batches. The lines are those
+    :func:`decode_lines` finds in the whole stream; invalid UTF-8 stops it with the same
+    :class:`DataError`, naming ``<stdin>`` and the line."""
+    pending, before, first, ended = b"", 0, True, False
+    while not ended:
+        data = os.read(fd, 1 << 16)
+        ended = not data
+        pending += data
+        complete = len(pending) if ended else pending.rfind(b"\n") + 1
+        waiting = not ended and bool(select.select([fd], [], [], 0)[0])
+        if complete == 0 or (waiting and pending.count(b"\n", 0, complete) < batch_size):
+            continue
+        text = decode_utf8(pending[:complete], "<stdin>", before)
+        pending = pending[complete:]
+        # a byte-order mark opens the stream only
+        lines = split_lines(text) if first else split_lines("\n" + text)[1:]
+        first = False
+        for start in range(0, len(lines), batch_size):
+            yield before + start, lines[start : start + batch_size]
+        before += len(lines)

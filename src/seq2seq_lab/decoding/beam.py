@@ -162,19 +162,23 @@ def beam_search(
         group_offset = (torch.arange(keep.numel(), device=device) * K).unsqueeze(1)
 
     src_lengths = src_mask.sum(dim=1).tolist()
-    tokens, best_scores, attention = [], [], []
+    tokens, best_scores, attention, n_best = [], [], [], []
     for b in range(src.size(0)):
         if not finalised[b]:
             # No finite hypothesis at all: the network emits NaN (a diverged run) or min_len
             # bars the only possible token. The empty hypothesis, scored -inf.
             no_attn = None if attn_history is None else attn_history.new_zeros(0, src.size(1))
             finalised[b].append((float("-inf"), [], no_attn))
-        score, toks, attn = max(finalised[b], key=lambda h: h[0])
+        # best first; sorted() is stable, so among equal scores the first finalised leads,
+        # as max() picked it
+        ranked = sorted(finalised[b], key=lambda h: h[0], reverse=True)
+        score, toks, attn = ranked[0]
         tokens.append(toks)
         best_scores.append(score)
+        n_best.append([(s, hyp) for s, hyp, _ in ranked])
         if attn is not None:
             attention.append(attn[:, : src_lengths[b]].cpu())
-    return Hypotheses(tokens, best_scores, attention if attention else None)
+    return Hypotheses(tokens, best_scores, attention if attention else None, n_best)
 
 
 def _finalise(

@@ -15,12 +15,15 @@ class Hypotheses:
     ``tokens[b]`` are target ids without BOS and EOS; ``scores[b]`` the total log-probability
     (greedy) or the length-normalised score that ranked it (beam); ``attention[b]`` the source
     attention of each emitted step, ``[len(tokens[b]) + 1 (EOS, if emitted), S_b]``, or None
-    when the network has no attention or it was not requested.
+    when the network has no attention or it was not requested. ``n_best[b]`` (beam search):
+    every hypothesis the search finalised for sentence b as (score, tokens), best first, so
+    ``n_best[b][0] == (scores[b], tokens[b])``; None from greedy search, which keeps one.
     """
 
     tokens: list[list[int]]
     scores: list[float]
     attention: list[Tensor] | None = None
+    n_best: list[list[tuple[float, list[int]]]] | None = None
 
 
 def max_output_lengths(src_mask: Tensor, max_len_a: float, max_len_b: int) -> Tensor:

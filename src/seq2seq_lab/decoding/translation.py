@@ -25,6 +25,8 @@ class Translations(NamedTuple):
     tokens: list[list[int]]  # target ids (no BOS/EOS)
     scores: list[float]  # the decoder's score of each (see Hypotheses.scores)
     truncated: list[int]  # 0-based indices of the inputs cut to ``source_limit`` tokens
+    # every hypothesis the beam finalised, (score, detokenised), best first; greedy: the one
+    n_best: list[list[tuple[float, str]]]
 
 
 def position_tables(network: Seq2SeqNetwork) -> tuple[Any, Any] | None:
@@ -98,13 +100,17 @@ def translate_lines(
                 truncated.append(i)
     tokens: list[list[int]] = []
     scores: list[float] = []
+    ranked: list[list[tuple[float, list[int]]]] = []
     for start in range(0, len(ids), batch_size):
         batch = source_batch(ids[start : start + batch_size]).to(device)
         hyps: Hypotheses = decode(network, batch.src, batch.src_mask, decoding)
         tokens.extend(hyps.tokens)
         scores.extend(hyps.scores)
-    texts = [datamodule.tgt_tokenizer.decode(t) for t in tokens]
-    return Translations(texts, tokens, scores, truncated)
+        ranked.extend(hyps.n_best or [[(s, t)] for s, t in zip(hyps.scores, hyps.tokens)])
+    detokenise = datamodule.tgt_tokenizer.decode
+    texts = [detokenise(t) for t in tokens]
+    n_best = [[(s, detokenise(t)) for s, t in hypotheses] for hypotheses in ranked]
+    return Translations(texts, tokens, scores, truncated, n_best)
 
 
 def truncation_warning(

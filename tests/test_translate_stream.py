@@ -1,0 +1,86 @@
+"""translate as a user runs it: each line answered as it arrives on stdin (a pipe here, as at a
+terminal), and the beam's n best with their scores."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, run_cli, tiny_overrides
+
+pytestmark = pytest.mark.slow
+
+SOURCES = ["a b c d", "e f g", "h i j k l"]
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory) -> Path:
+    run_dir = tmp_path_factory.mktemp("translate_run")
+    proc = run_cli(
+        "train",
+        *tiny_overrides("bahdanau", "trainer.max_steps=6", "threads=1"),
+        f"hydra.run.dir={run_dir}",
+        f"paths.cache_dir={tmp_path_factory.mktemp('cache')}",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return run_dir / "checkpoints" / "best.ckpt"
+
+
+def _read_line(stream, seconds: float) -> str:
+    """One line of ``stream`` within ``seconds``, else fail: the output of a line not yet
+    followed by the end of the input."""
+    ready, _, _ = select.select([stream], [], [], seconds)
+    assert ready, "no output for a line while stdin stays open"
+    return stream.readline()
+
+
+def test_each_line_is_translated_before_the_next_arrives(ckpt):
+    batch = run_cli("translate", f"ckpt_path={ckpt}", stdin="".join(s + "\n" for s in SOURCES))
+    assert batch.returncode == 0, batch.stderr[-3000:]
+    expected = batch.stdout.splitlines()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "seq2seq_lab.translate", f"ckpt_path={ckpt}"],
+        cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        answered = []
+        for source in SOURCES:
+            proc.stdin.write(source + "\n")
+            proc.stdin.flush()
+            answered.append(_read_line(proc.stdout, 120).rstrip("\n"))
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0, proc.stderr.read()[-3000:]
+    finally:
+        proc.kill()
+    # line by line, the same translations as the whole input at once
+    assert answered == expected and proc.stdout.read() == ""
+
+
+def test_n_best_lists_the_beams_hypotheses_best_first(ckpt):
+    stdin = "".join(s + "\n" for s in SOURCES)
+    beam = ("decoding.beam_size=4",)
+    best = run_cli("translate", f"ckpt_path={ckpt}", *beam, stdin=stdin)
+    proc = run_cli("translate", f"ckpt_path={ckpt}", *beam, "n_best=3", stdin=stdin)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [line.split("\t") for line in proc.stdout.splitlines()]
+    assert [int(r[0]) for r in rows] == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+    for n, first in enumerate(best.stdout.splitlines()):
+        scores = [float(r[1]) for r in rows[3 * n : 3 * n + 3]]
+        assert scores == sorted(scores, reverse=True)
+        assert rows[3 * n][2] == first  # the best of the n is the one translation
+
+
+def test_more_best_than_the_beam_keeps_is_one_line(ckpt):
+    proc = run_cli(
+        "translate", f"ckpt_path={ckpt}", "decoding.beam_size=2", "n_best=3", stdin="a b\n"
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == (
+        "error: n_best=3: expected 1 to decoding.beam_size=2 (the beam keeps that many "
+        "hypotheses; for more, set decoding.beam_size=3)\n"
+    )
