@@ -25,7 +25,17 @@ from lightning.pytorch.callbacks import RichProgressBar, Timer
 
 
 class BudgetProgressBar(RichProgressBar):
-    """:class:`RichProgressBar` whose training bar runs over the whole budget (module docstring)."""
+    """:class:`RichProgressBar` whose training bar runs over the whole budget (module docstring).
+
+    ``refresh_rate``: updates between redraws; ``leave``: keep each epoch's bars; and
+    ``console_kwargs`` for rich's Console (``{force_terminal: true}`` draws into a pipe), as
+    Lightning's. Their one home: ``progress_bar`` in conf/callbacks/default.yaml.
+    """
+
+    def __init__(
+        self, *, refresh_rate: int, leave: bool, console_kwargs: dict[str, Any] | None
+    ) -> None:
+        super().__init__(refresh_rate=refresh_rate, leave=leave, console_kwargs=console_kwargs)
 
     def on_train_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         if self.is_disabled or self.progress is None:
