@@ -5,7 +5,7 @@
 #
 # torch: if the environment already has torch (e.g. a CUDA build), it is kept; otherwise the
 # CPU wheel torch==2.13.0 is installed (without the pin pip would pull a multi-GB CUDA build).
-# Extras: EXTRAS="dev,sweeps,hf" by default; set EXTRAS= to install the bare package.
+# Extras: EXTRAS="dev,sweeps,hf,wandb" by default; set EXTRAS= to install the bare package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +28,6 @@ else
   echo "Installing torch==2.13.0 (CPU)"
   "$PY" -m pip install --quiet torch==2.13.0
 fi
-EXTRAS=${EXTRAS-dev,sweeps,hf}
+EXTRAS=${EXTRAS-dev,sweeps,hf,wandb}
 "$PY" -m pip install --quiet -e ".${EXTRAS:+[$EXTRAS]}"
 "$PY" -c "import seq2seq_lab, torch, lightning; print('seq2seq-lab', seq2seq_lab.__version__, '| torch', torch.__version__, '| lightning', lightning.__version__)"
