@@ -24,6 +24,7 @@ from seq2seq_lab.analysis.alignment import alignment_figures
 from seq2seq_lab.analysis.alignment_record import ALIGNMENT, alignment_record
 from seq2seq_lab.analysis.length_probe import PROBE, length_probe
 from seq2seq_lab.config import instantiate, to_plain
+from seq2seq_lab.console import quiet_third_party, run_footer, run_header
 from seq2seq_lab.decoding.translation import translate_lines
 from seq2seq_lab.loggers.wandb_identity import run_identity
 from seq2seq_lab.loggers.wandb_logger import finish_wandb
@@ -32,6 +33,7 @@ from seq2seq_lab.pipeline.building import (
     build_callbacks,
     build_datamodule,
     build_module,
+    is_multirun,
     set_threads,
     write_test_outputs,
 )
@@ -124,6 +126,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     ``last.ckpt``. A SIGTERM/SIGINT is recorded as "interrupted" and raised as
     ``interruptions.Interrupted``.
     """
+    quiet_third_party()
     run_dir = Path(cfg.paths.output_dir)
     if cfg.get("resume"):  # one job of a resumable queue: go on with what the directory holds
         plan = continuation(run_dir, cfg)
@@ -175,6 +178,8 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         loggers = build_loggers(cfg, family)
         precision = choose_precision(cfg.trainer.precision, cfg.trainer.accelerator)
         log.info("training precision %s (%s)", precision.precision, precision.reason)
+        for line in run_header(results, precision.precision):
+            log.info(line)
         results["precision"] = precision._asdict()
         trainer: L.Trainer = instantiate(
             cfg.trainer,
@@ -272,6 +277,8 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             if is_rank_zero():
                 write_results(run_dir / "results.json", results)
             finish_wandb(results)
+            if is_rank_zero() and not is_multirun():  # a sweep says where it went at its end
+                print("\n".join(run_footer(run_dir, results)), flush=True)
 
 
 def run_length_probe(

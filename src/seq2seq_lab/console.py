@@ -1,0 +1,114 @@
+"""What a run prints: each log line once, no third-party chatter, and where things went.
+
+The one place that quiets other libraries' console output (:func:`quiet_third_party`):
+
+- warnings a user can do nothing about (:data:`IGNORED_WARNINGS`: a dependency's own use of
+  another's deprecated API) are filtered by message;
+- Lightning logs through its own console handler *and*, propagated, through the root logger's
+  handlers that Hydra configures (the console and the run's log file): every line twice. Its
+  own handlers go; its records still reach the root's;
+- Lightning's advertising (:data:`IGNORED_MESSAGES`) is dropped at its logger.
+
+And the few lines a user reads to know what runs and where its outputs are:
+:func:`run_header` before training, :func:`run_footer` after it (the run directory, the results
+file and the next commands).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shlex
+import warnings
+from pathlib import Path
+from typing import Any
+
+# Warnings raised inside dependencies, about dependencies: nothing in this project's code or a
+# user's config can act on them.
+IGNORED_WARNINGS = (
+    r"`isinstance\(treespec, LeafSpec\)` is deprecated",  # Lightning's pytree helper on torch
+)
+# Lightning's log records that advertise rather than inform.
+IGNORED_MESSAGES = (r"^💡 Tip:",)
+LIGHTNING_LOGGERS = ("lightning", "lightning.pytorch", "lightning.fabric")
+
+
+class _DropMessages(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not any(re.search(pattern, message) for pattern in IGNORED_MESSAGES)
+
+
+def quiet_third_party() -> None:
+    """Install the filters of the module docstring (idempotent). Lightning's own handlers are
+    removed only where the root logger has handlers to take its records."""
+    for pattern in IGNORED_WARNINGS:
+        warnings.filterwarnings("ignore", message=f".*{pattern}")
+    root_handles = logging.getLogger().hasHandlers()
+    for name in LIGHTNING_LOGGERS:
+        logger = logging.getLogger(name)
+        if root_handles and logger.handlers:
+            for handler in list(logger.handlers):
+                logger.removeHandler(handler)
+            logger.propagate = True
+        for child in (logger, logging.getLogger(f"{name}.utilities.rank_zero")):
+            if not any(isinstance(f, _DropMessages) for f in child.filters):
+                child.addFilter(_DropMessages())
+
+
+def budget_text(trainer_cfg: dict[str, Any]) -> str:
+    """The training budget in words: updates, else epochs; and the wall-clock cap."""
+    steps = trainer_cfg.get("max_steps")
+    parts = [
+        f"{steps:,} updates" if steps and steps > 0 else f"{trainer_cfg.get('max_epochs')} epochs"
+    ]
+    if trainer_cfg.get("fast_dev_run"):
+        parts = ["one batch each way (fast_dev_run)"]
+    cap = trainer_cfg.get("max_time")
+    if isinstance(cap, dict) and cap:
+        parts.append("wall-clock cap " + ", ".join(f"{v} {k}" for k, v in cap.items()))
+    elif cap:
+        parts.append(f"wall-clock cap {cap}")
+    return "; ".join(parts)
+
+
+def run_header(results: dict[str, Any], precision: str) -> list[str]:
+    """The lines that say what is about to train, from the run's record so far."""
+    config = results["config"]
+    label = "/".join(str(x) for x in (results.get("experiment"), results.get("variant")) if x)
+    family = results["family"]
+    model = label if label == family else f"{label} ({family})"
+    data = (results.get("data") or {}).get("source") or config.get("data", {}).get("_target_")
+    return [
+        f"run: {results.get('run_dir')}",
+        f"model: {model}, {results['parameters']:,} parameters; seed {config.get('seed')}",
+        f"data: {data}",
+        f"budget: {budget_text(config.get('trainer') or {})}; precision {precision}"
+        + (f"; debug={config['debug']}" if config.get("debug") else ""),
+    ]
+
+
+def run_footer(run_dir: Path, results: dict[str, Any]) -> list[str]:
+    """Where the run's outputs are and what to run next, by how it ended."""
+    status = results.get("status")
+    test = results.get("test") or {}
+    score = f", test BLEU {test['bleu']:.2f}" if "bleu" in test else ""
+    lines = [f"{status}{score}: {run_dir / 'results.json'}"]
+    best = run_dir / "checkpoints" / "best.ckpt"
+    last = run_dir / "checkpoints" / "last.ckpt"
+    if status == "interrupted" and last.is_file():
+        given = [
+            o
+            for o in results.get("overrides") or []
+            if not o.startswith(("ckpt_path=", "hydra.run.dir=", "resume="))
+        ]
+        command = ["python", "-m", "seq2seq_lab.train", *given]
+        command += [f"ckpt_path={last}", f"hydra.run.dir={run_dir}"]
+        lines.append(f"resume: {shlex.join(command)}")
+    elif best.is_file():
+        lines += [
+            f"score: python -m seq2seq_lab.eval ckpt_path={best} data.split=test",
+            f"translate: echo '...' | python -m seq2seq_lab.translate ckpt_path={best}",
+        ]
+    lines.append(f"report: python -m seq2seq_lab.report {run_dir}")
+    return lines

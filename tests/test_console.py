@@ -1,0 +1,78 @@
+"""What a training run prints, as a user sees it (seq2seq_lab/console.py): each line once, no
+third-party chatter, what trains at the start, where its outputs are and what to run next at
+the end; after Ctrl-C, the command that resumes it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import REPO, run_cli, tiny_overrides
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_run_says_what_trains_and_where_its_outputs_went(tmp_path, cache_dir):
+    run_dir = tmp_path / "run"
+    proc = run_cli(
+        "train",
+        *tiny_overrides("bahdanau", "threads=1"),
+        f"hydra.run.dir={run_dir}",
+        f"paths.cache_dir={cache_dir}",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr == ""  # no warning, no second copy of a log line
+    out = proc.stdout
+    assert out.count("`Trainer.fit` stopped") == 1 and "Tip:" not in out
+    parameters = json.loads((run_dir / "results.json").read_text())["parameters"]
+    for line in (
+        f"run: {run_dir}",
+        f"model: bahdanau, {parameters:,} parameters; seed 1234",
+        "budget: 6 updates; precision 32-true",
+    ):
+        assert f"] - {line}\n" in out, line
+    bleu = json.loads((run_dir / "results.json").read_text())["test"]["bleu"]
+    best = run_dir / "checkpoints" / "best.ckpt"
+    assert out.endswith(
+        f"completed, test BLEU {bleu:.2f}: {run_dir / 'results.json'}\n"
+        f"score: python -m seq2seq_lab.eval ckpt_path={best} data.split=test\n"
+        f"translate: echo '...' | python -m seq2seq_lab.translate ckpt_path={best}\n"
+        f"report: python -m seq2seq_lab.report {run_dir}\n"
+    )
+
+
+def test_ctrl_c_prints_the_command_that_resumes_the_run(tmp_path, cache_dir):
+    run_dir = tmp_path / "run"
+    overrides = [
+        *tiny_overrides("bahdanau", "threads=1", "trainer.max_steps=60", "trainer.max_epochs=100"),
+        "callbacks.last_checkpoint.every_n_train_steps=2",
+        "callbacks.early_stopping=null",  # the budget, not a plateau, ends it
+        f"paths.cache_dir={cache_dir}",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "seq2seq_lab.train", *overrides, f"hydra.run.dir={run_dir}"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "WANDB_MODE": "offline"},
+    )  # fmt: skip
+    last = run_dir / "checkpoints" / "last.ckpt"
+    deadline = time.monotonic() + 300
+    while not last.is_file() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 128 + signal.SIGINT, err[-3000:]
+    resume = out.splitlines()[-2]
+    expected = ["python", "-m", "seq2seq_lab.train", *overrides]
+    expected += [f"ckpt_path={last}", f"hydra.run.dir={run_dir}"]
+    assert resume == f"resume: {shlex.join(expected)}"
+    # the printed command, as a user pastes it, finishes the run
+    again = run_cli("train", *shlex.split(resume.removeprefix("resume: "))[3:])
+    assert again.returncode == 0, again.stderr[-3000:]
+    record = json.loads((run_dir / "results.json").read_text())
+    assert record["status"] == "completed" and record["training"]["steps"] == 60
