@@ -76,3 +76,21 @@ def test_ctrl_c_prints_the_command_that_resumes_the_run(tmp_path, cache_dir):
     assert again.returncode == 0, again.stderr[-3000:]
     record = json.loads((run_dir / "results.json").read_text())
     assert record["status"] == "completed" and record["training"]["steps"] == 60
+
+
+def test_a_sweep_ends_on_its_directory_and_the_report_command(tmp_path, cache_dir):
+    sweep = tmp_path / "sweep"
+    proc = run_cli(
+        "train",
+        "-m",
+        *tiny_overrides("bahdanau", "threads=1", "seed=1,2"),
+        f"hydra.sweep.dir={sweep}",
+        f"paths.cache_dir={cache_dir}",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "report: python -m seq2seq_lab.report" in proc.stdout
+    assert proc.stdout.endswith(
+        f"sweep: {sweep} (2 runs with a results.json)\n"
+        f"report: python -m seq2seq_lab.report {sweep}\n"
+    )
+    assert "score: python -m seq2seq_lab.eval" not in proc.stdout  # no per-job footer

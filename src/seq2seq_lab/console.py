@@ -11,7 +11,8 @@ The one place that quiets other libraries' console output (:func:`quiet_third_pa
 
 And the few lines a user reads to know what runs and where its outputs are:
 :func:`run_header` before training, :func:`run_footer` after it (the run directory, the results
-file and the next commands).
+file and the next commands), :class:`SweepFooter` after a sweep (its directory and the report
+command).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ import shlex
 import warnings
 from pathlib import Path
 from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
 
 # Warnings raised inside dependencies, about dependencies: nothing in this project's code or a
 # user's config can act on them.
@@ -112,3 +116,14 @@ def run_footer(run_dir: Path, results: dict[str, Any]) -> list[str]:
         ]
     lines.append(f"report: python -m seq2seq_lab.report {run_dir}")
     return lines
+
+
+class SweepFooter(Callback):
+    """A Hydra callback: a sweep (``-m``) ends by saying where its runs are and how to report
+    them; each job's own footer is left out there (:func:`run_footer` is for single runs)."""
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        sweep_dir = Path(config.hydra.sweep.dir)
+        jobs = len(list(sweep_dir.glob("*/results.json")))
+        print(f"sweep: {sweep_dir} ({jobs} runs with a results.json)", flush=True)
+        print(f"report: python -m seq2seq_lab.report {sweep_dir}", flush=True)
