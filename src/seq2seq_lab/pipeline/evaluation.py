@@ -13,6 +13,7 @@ from omegaconf import DictConfig
 from seq2seq_lab.analysis.length_probe import PROBE
 from seq2seq_lab.checkpoint import load_checkpoint
 from seq2seq_lab.config import to_plain
+from seq2seq_lab.console import quiet_third_party
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.pipeline.building import (
     build_datamodule,
@@ -44,6 +45,7 @@ def _eval_data_config(cfg: DictConfig, run_config: dict) -> dict:
 
 def evaluate(cfg: DictConfig) -> dict[str, Any]:
     """Score a checkpoint on one split (data.split) with its own tokenizers."""
+    quiet_third_party()
     check_eval_inputs(cfg)
     set_threads(cfg)
     ckpt = load_checkpoint(cfg.ckpt_path, expected_family=expected_family(cfg))
@@ -83,4 +85,6 @@ def evaluate(cfg: DictConfig) -> dict[str, Any]:
         print(f"{PROBE} (greedy), BLEU by pairs joined: " + "  ".join(
             f"{k}: {joins[k]['bleu']:.2f}" for k in joins))  # fmt: skip
     write_results(out_dir / "eval_results.json", results)
+    hypotheses = out_dir / f"hypotheses.{test['split']}.txt"
+    print(f"results: {out_dir / 'eval_results.json'}; hypotheses: {hypotheses}")
     return results
