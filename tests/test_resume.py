@@ -398,7 +398,7 @@ def test_writing_last_ckpt_is_left_out_of_the_training_clocks(tmp_path):
 
     throughput = ThroughputMonitor(log_every_n_steps=1)
     wall = WallClockCheckpoints(minutes=[1], dirpath=tmp_path)
-    last = LastCheckpoint(dirpath=tmp_path, filename="last", every_n_train_steps=1)
+    last = LastCheckpoint(dirpath=tmp_path, filename="last", every_n_train_steps=1, keep_last=0)
     trainer = _Trainer()
     trainer.callbacks, trainer.loggers, trainer.strategy = [throughput, wall, last], [], _SlowDisk()
     trainer.global_step, trainer.log_every_n_steps = 1, 1

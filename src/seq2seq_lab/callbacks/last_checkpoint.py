@@ -21,6 +21,12 @@ Two rules make the checkpoint of an update safe to resume from:
   checkpoint and logs the rest again, see ``seq2seq_lab.loggers.csv_logger``). Nothing changes the
   weights or the optimiser in between, so the late write saves the same state.
 
+With ``keep_last`` N > 0 the N latest of these checkpoints also stay, as
+``step-<update>.ckpt`` beside ``last.ckpt`` (fairseq's ``--keep-interval-updates``; what
+``average_checkpoints`` averages): each is a hard link to the file just written, which the
+next atomic write replaces by a new file rather than overwriting, so keeping it costs no write
+(a copy where the file system has no hard links); older ones are deleted.
+
 Writes go through the trainer's checkpoint IO (atomic: ``seq2seq_lab.training.checkpoint_io``).
 Writing is not training: a write between two updates would fall inside the training clocks
 (``ThroughputMonitor``, ``WallClockCheckpoints``), so each callback with a
@@ -29,6 +35,8 @@ Writing is not training: a write between two updates would fall inside the train
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -46,16 +54,22 @@ class LastCheckpoint(Checkpoint):
         dirpath: directory of the checkpoint (the run's ``checkpoints/``).
         filename: file name without ``.ckpt``.
         every_n_train_steps: optimizer updates between two checkpoints, at most (>= 1).
+        keep_last: how many of the latest checkpoints stay as ``step-<update>.ckpt`` (0: none).
     """
 
-    def __init__(self, *, dirpath: str | Path, filename: str, every_n_train_steps: int) -> None:
+    def __init__(
+        self, *, dirpath: str | Path, filename: str, every_n_train_steps: int, keep_last: int
+    ) -> None:
         if every_n_train_steps < 1:
             raise ValueError(
                 f"callbacks.last_checkpoint.every_n_train_steps={every_n_train_steps}: "
                 "expected a positive number"
             )
+        if keep_last < 0:
+            raise ValueError(f"callbacks.last_checkpoint.keep_last={keep_last}: expected >= 0")
         self.path = Path(dirpath) / f"{filename}.ckpt"
         self.every_n_train_steps = every_n_train_steps
+        self.keep_last = keep_last
         self._pending: dict[str, Any] | None = None  # taken at an update's end, not yet written
         self._last_update = -1  # global_step at the previous on_train_batch_end
 
@@ -113,9 +127,22 @@ class LastCheckpoint(Checkpoint):
         for logger in trainer.loggers:
             logger.save()  # the history up to this checkpoint reaches the disk first
         trainer.strategy.save_checkpoint(checkpoint, self.path)
+        if self.keep_last and trainer.is_global_zero:
+            self._keep(int(checkpoint["global_step"]))
         trainer.strategy.barrier("LastCheckpoint")
         seconds = time.perf_counter() - started
         for callback in trainer.callbacks:
             leave_out = getattr(callback, "leave_out_of_clock", None)
             if leave_out is not None:
                 leave_out(seconds)
+
+    def _keep(self, step: int) -> None:
+        """``step-<step>.ckpt``: the file just written, kept; only the ``keep_last`` latest."""
+        kept = self.path.with_name(f"step-{step:07d}.ckpt")
+        kept.unlink(missing_ok=True)  # a validation's checkpoint replaces its update's
+        try:
+            os.link(self.path, kept)
+        except OSError:  # no hard links here
+            shutil.copyfile(self.path, kept)
+        for old in sorted(self.path.parent.glob("step-*.ckpt"))[: -self.keep_last]:
+            old.unlink()
