@@ -141,6 +141,7 @@ def test_train_cli_prints_one_line_and_exits_2_for_a_bad_checkpoint(trained, tmp
         ("+decoding.beam_size=3", "decoding.*: train has no decoding section"),
         ("length_probe=[1,0]", r"length_probe=\[1, 0\]: expected a list of pairs to join"),
         ("length_probe=2", "length_probe=2: expected a list"),
+        ("trainer.max_steps=-5", r"trainer\.max_steps=-5: expected an integer >= 0, or -1"),
     ],
 )
 def test_train_settings_are_checked_before_the_data_is_read(override, key, tmp_path, cache_dir):

@@ -14,6 +14,8 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from seq2seq_lab import help_text  # noqa: F401  (registers the resolver of --help's text)
+from seq2seq_lab.command_line import check_command_line, skipped_grid
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.record.interruptions import Interrupted
 from seq2seq_lab.renames import check_argv
@@ -21,19 +23,43 @@ from seq2seq_lab.renames import check_argv
 log = logging.getLogger("seq2seq_lab")
 
 
-def refuse_renamed_options() -> None:
-    """Stop on a renamed option given on the command line (``scale=cpu``) with one line naming
-    its new name, before Hydra composes anything (seq2seq_lab/renames.py)."""
+def refuse_command_line_mistakes(config_name: str) -> None:
+    """Stop on a mistake on the command line with one line on stderr and exit code 2, before
+    Hydra composes anything or a run directory exists: a renamed option (``scale=cpu``,
+    seq2seq_lab/renames.py), then a mistyped key, an unknown option, a bad value
+    (seq2seq_lab/command_line.py)."""
+    argv = sys.argv[1:]
     try:
-        check_argv(sys.argv[1:])
+        check_argv(argv)
+        check_command_line(config_name, argv)
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
 
 
+def warn_of_a_skipped_grid() -> None:
+    """One warning line when a config that sets a sweep grid runs without ``-m`` (one job of
+    the grid trains, with the defaults); the run goes on."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    if not HydraConfig.initialized() or HydraConfig.get().mode == RunMode.MULTIRUN:
+        return
+    hydra = HydraConfig.get()
+    warning = skipped_grid(
+        hydra.sweeper.get("params"),
+        list(hydra.overrides.task),
+        f"python -m seq2seq_lab.{hydra.job.config_name}",
+        sys.argv[1:],
+    )
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+
+
 def run_task(task: Callable[[DictConfig], Any], cfg: DictConfig) -> Any:
     from seq2seq_lab.pipeline.building import is_multirun
 
+    warn_of_a_skipped_grid()
     try:
         return task(cfg)
     except UserError as error:

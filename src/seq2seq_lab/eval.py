@@ -5,7 +5,7 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from seq2seq_lab.cli import refuse_renamed_options, run_task
+from seq2seq_lab.cli import refuse_command_line_mistakes, run_task
 from seq2seq_lab.config import CONF_DIR  # importing config registers its resolvers
 
 
@@ -17,7 +17,7 @@ def compose_and_run(cfg: DictConfig) -> None:
 
 
 def main() -> None:
-    refuse_renamed_options()
+    refuse_command_line_mistakes("eval")
     compose_and_run()
 
 

@@ -21,14 +21,19 @@ from seq2seq_lab.config import to_plain
 from seq2seq_lab.decoding import DecodingSettings
 from seq2seq_lab.decoding.settings import check_overrides
 from seq2seq_lab.errors import ConfigError
+from seq2seq_lab.trainer_settings import check_trainer
 from seq2seq_lab.training.divergence import DivergenceRule
 
 
 def check_train_inputs(cfg: DictConfig) -> ResumePoint | None:
     """``train``'s settings that fail only late otherwise (the decoding of the validation and
     test sets, the divergence rule, the length probe's joins) and its ``ckpt_path``: readable, a seq2seq-lab training
-    checkpoint of the family of ``model=``, with the training state to resume from. Returns
-    the checkpoint's :class:`ResumePoint` (to check that the built model fits it), or None."""
+    checkpoint of the family of ``model=``, with the training state to resume from; the
+    ``trainer.*`` values Lightning would refuse when the Trainer is built (trainer_settings.py;
+    the command line is checked for them before Hydra runs, this covers a config composed in
+    code). Returns the checkpoint's :class:`ResumePoint` (to check that the built model fits
+    it), or None."""
+    check_trainer(cfg.trainer)
     if cfg.get("decoding") is not None:
         raise ConfigError(
             "decoding.*: train has no decoding section; the test split is decoded with "

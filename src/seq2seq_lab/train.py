@@ -3,6 +3,7 @@
 python -m seq2seq_lab.train                                  # default model, synthetic task
 python -m seq2seq_lab.train model=transformer model.norm=post schedule=noam
 python -m seq2seq_lab.train -m experiment=e1_attention       # a whole comparison
+python -m seq2seq_lab.train --help                           # the groups, options, experiments
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from seq2seq_lab.cli import refuse_renamed_options, run_task
+from seq2seq_lab.cli import refuse_command_line_mistakes, run_task
 from seq2seq_lab.config import CONF_DIR  # importing config registers its resolvers
 
 
@@ -24,7 +25,7 @@ def compose_and_run(cfg: DictConfig) -> float | None:
 
 
 def main() -> None:
-    refuse_renamed_options()
+    refuse_command_line_mistakes("train")
     compose_and_run()
 
 
