@@ -174,16 +174,20 @@ def test_hold_out_the_end_of_train_and_subset(corpus_dir, tmp_path):
         tmp_path,
         "data.test_from_train_lines=5",
         "data.val_from_train_lines=3",
-        "data.max_train_pairs=20",
+        "data.first_pairs.train=20",
+        "data.first_pairs.test=2",
     )
     test_src, _ = dm.raw_pairs("test")
     val_src, _ = dm.raw_pairs("val")
     train_src, _ = dm.raw_pairs("train")
-    assert [s.split(":")[0] for s in test_src] == [f"train {i}" for i in range(55, 60)]
+    # the cut comes after the held-out blocks are taken: test is the first 2 of the last 5
+    assert [s.split(":")[0] for s in test_src] == [f"train {i}" for i in range(55, 57)]
     assert [s.split(":")[0] for s in val_src] == [f"train {i}" for i in range(52, 55)]
     assert [s.split(":")[0] for s in train_src] == [f"train {i}" for i in range(20)]
     with pytest.raises(ConfigError, match="test_from_train_lines=60"):
         parallel(corpus_dir, tmp_path, "data.test_from_train_lines=60").setup("fit")
+    with pytest.raises(InstantiationException, match=r"data.first_pairs.val=0: expected a pos"):
+        parallel(corpus_dir, tmp_path, "data.first_pairs.val=0")
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@
 - ``sources``: parallel text files (with download), Hugging Face datasets.
 - ``tokenizers``: word-level and sentencepiece tokenizers, their checkpoint state and cache.
 - ``batching``: token-budget batch sampler, ``collate``, ``source_batch``.
+- ``subset``: ``data.first_pairs``, the first N pairs of each split (a quick subset).
 - ``datamodule``: ``TranslationDataModule``, the one Lightning data module (``data=...``).
 
 Nothing is imported here: pure ``nn.Module`` code imports ``data.specials`` without pulling in

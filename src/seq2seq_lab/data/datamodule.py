@@ -35,6 +35,7 @@ from seq2seq_lab.data.batching import (
     collate,
 )
 from seq2seq_lab.data.sources import SPLITS, PairSource, SourceContext, TextPairs
+from seq2seq_lab.data.subset import check_limits, first_pairs
 from seq2seq_lab.data.tokenizers import Tokenizer, TokenizerTrainer, tokenizer_from_state
 from seq2seq_lab.errors import CheckpointError, ConfigError
 
@@ -82,9 +83,10 @@ class TranslationDataModule(L.LightningDataModule):
     ``max_len`` (train/val length filter in tokens, null for none), ``seed`` (batch order),
     ``cache_dir`` (tokenizer models, downloads), ``num_workers``, ``download`` (fetch missing
     files), ``test_from_train_lines``/``val_from_train_lines`` (hold out the last lines of train
-    as test, then the lines before them as val), ``max_train_pairs`` (keep the first N train
-    pairs), ``pool_factor`` (batches per length-sorting pool). None has a default here: the
-    one home of their values is ``conf/data/_datamodule.yaml`` (and the option files).
+    as test, then the lines before them as val), ``first_pairs`` (keep the first N pairs of
+    each split: :mod:`seq2seq_lab.data.subset`), ``pool_factor`` (batches per length-sorting
+    pool). None has a default here: the one home of their values is
+    ``conf/data/_datamodule.yaml`` (and the option files).
     """
 
     def __init__(
@@ -104,7 +106,7 @@ class TranslationDataModule(L.LightningDataModule):
         download: bool,
         test_from_train_lines: int | None,
         val_from_train_lines: int | None,
-        max_train_pairs: int | None,
+        first_pairs: dict[str, int | None] | None,
         pool_factor: int,
     ) -> None:
         super().__init__()
@@ -117,7 +119,6 @@ class TranslationDataModule(L.LightningDataModule):
             ("max_len", max_len),
             ("test_from_train_lines", test_from_train_lines),
             ("val_from_train_lines", val_from_train_lines),
-            ("max_train_pairs", max_train_pairs),
             ("pool_factor", pool_factor),
         ):
             if value is not None and value < 1:
@@ -141,7 +142,7 @@ class TranslationDataModule(L.LightningDataModule):
         )
         self.test_from_train_lines = test_from_train_lines
         self.val_from_train_lines = val_from_train_lines
-        self.max_train_pairs = max_train_pairs
+        self.first_pairs = check_limits(first_pairs)
         self._raw: dict[str, TextPairs] | None = None
         self._tokenizers: tuple[Tokenizer, Tokenizer] | None = None
         self._datasets: dict[tuple[str, bool], EncodedPairs] = {}  # (split, filtered)
@@ -175,9 +176,8 @@ class TranslationDataModule(L.LightningDataModule):
             if n_val:
                 raw["val"] = (train_src[end - n_val : end], train_tgt[end - n_val : end])
                 end -= n_val
-            end = min(end, self.max_train_pairs or end)
             raw["train"] = (train_src[:end], train_tgt[:end])
-            self._raw = raw
+            self._raw = first_pairs(raw, self.first_pairs)
         return self._raw
 
     def _ensure_tokenizers(self) -> tuple[Tokenizer, Tokenizer]:
