@@ -20,6 +20,7 @@ from report_support import write_run
 
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.pipeline.training import train
+from seq2seq_lab.record.run_dir import check_run_dir
 from seq2seq_lab.report.runs import find_runs
 
 pytestmark = pytest.mark.slow
@@ -63,10 +64,63 @@ def test_the_command_line_refuses_before_hydra_writes_into_the_directory(tmp_pat
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
         f"error: run directory {run_dir} already holds a run (results.json): start this one "
-        f"in a new directory (hydra.run.dir), or continue that one with "
-        f"ckpt_path={run_dir / 'checkpoints' / 'last.ckpt'}"
+        "in a new directory (hydra.run.dir)"  # no checkpoint there: none is offered to resume
     )
     assert snapshot(run_dir) == before and not (run_dir / "train.log").exists()
+
+
+def write_corpus(root: Path, en_lines: int) -> None:
+    """A tiny de-en corpus {train,val,test}.{de,en}, 20 lines a split, where train.en has
+    ``en_lines`` lines (fewer: the files are not parallel)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for split in ("train", "val", "test"):
+        n = en_lines if split == "train" else 20
+        (root / f"{split}.de").write_text("".join(f"der Hund {i}\n" for i in range(20)))
+        (root / f"{split}.en").write_text("".join(f"the dog {i}\n" for i in range(n)))
+
+
+def test_the_same_command_reuses_a_directory_whose_run_failed_without_a_checkpoint(
+    tmp_path, cache_dir
+):
+    corpus, run_dir = tmp_path / "corpus", tmp_path / "run"
+    write_corpus(corpus, en_lines=19)  # a mistake found only when reading the data
+    command = ("train", *tiny_overrides("bahdanau", "data=parallel_text", f"data.root={corpus}",
+               "data.tokenizer.vocab_size=60", "trainer.max_steps=2", "test=false", "threads=1"),
+               f"paths.cache_dir={cache_dir}", f"hydra.run.dir={run_dir}")  # fmt: skip
+    failed = run_cli(*command)
+    assert failed.returncode == 2 and "has 20 lines but" in failed.stderr, failed.stderr[-3000:]
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "failed"
+    assert not (run_dir / "checkpoints" / "last.ckpt").exists()
+    record = snapshot(run_dir)
+
+    write_corpus(corpus, en_lines=20)
+    again = run_cli(*command)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "completed"
+    # the failed run is kept beside the new one, whole (its Hydra record and log too)
+    (aside,) = (run_dir / "abandoned").iterdir()
+    assert snapshot(aside) == record
+    line = (
+        f"run directory {run_dir}: the run there (failed) left no checkpoint to continue from; "
+        f"its files were moved to {aside} and a new run starts"
+    )
+    assert (again.stdout + again.stderr).count(line) == 1
+    assert (run_dir / "train.log").read_text().count(line) == 1
+    runs, _ = find_runs(tmp_path)
+    assert [r.path for r in runs] == [run_dir]  # the report counts the new run only
+
+
+@pytest.mark.parametrize("status", ["completed", "diverged", "failed"])
+def test_a_finished_run_or_one_with_a_last_checkpoint_keeps_its_directory(tmp_path, status):
+    run_dir = tmp_path / "run"
+    (run_dir / "checkpoints").mkdir(parents=True)
+    (run_dir / "results.json").write_text(json.dumps({"status": status}))
+    if status == "failed":
+        (run_dir / "checkpoints" / "last.ckpt").write_bytes(b"")
+    before = snapshot(run_dir)
+    with pytest.raises(ConfigError, match="already holds a run"):
+        check_run_dir(run_dir, None)
+    assert snapshot(run_dir) == before
 
 
 def test_a_sweep_refuses_a_directory_that_holds_a_sweep(tmp_path):

@@ -22,9 +22,10 @@ from seq2seq_lab.record.portable_paths import portable_record
 
 STATUSES = ("completed", "diverged", "failed", "interrupted")
 FINISHED = ("completed", "diverged")
-# A resumable queue (``train resume=true``) moves a run killed before its first checkpoint to
-# ABANDONED/<time>/ inside its directory and starts the job again: kept, but not a run of the
-# sweep (the report leaves it out).
+# A run that can neither be continued nor counted (killed, failed or interrupted before its
+# first checkpoint) is moved to ABANDONED/<time>/ inside its directory when a resumable queue
+# (``train resume=true``) or the same command comes back to it (record/run_dir.py): kept, but
+# not a run (the report leaves it out).
 ABANDONED = "abandoned"
 
 

@@ -8,6 +8,11 @@ the same run going on, so ``checkpoints/best.ckpt`` and ``last.ckpt`` keep meani
 Hydra names fresh directories with ``${run_stamp:}`` (seq2seq_lab/config.py), so runs started
 together get their own.
 
+A run that failed (or was interrupted) before its first ``last.ckpt`` cannot be continued and
+has no result: it does not hold its directory. The same command started there again moves its
+files to ``abandoned/<time>/`` in the directory (kept, not deleted; the report leaves them out),
+says so in one log line, and starts anew (:func:`set_aside_dead_end`).
+
 A resumable queue (``resume=true``, the real-data grids: experiments/run_real.sh) runs one
 sweep again and again into the same directory: each job then goes on with what its directory
 holds (:func:`continuation`) instead of being refused: a finished run is kept byte for byte
@@ -20,7 +25,9 @@ Under DDP every rank runs ``train`` in the same directory: only global rank zero
 
 From the command line the rule is checked by :class:`RunDirGuard`, a Hydra callback, before
 Hydra itself writes into the directory (``.hydra/``, the job's log); a sweep directory that
-holds a sweep is refused the same way (:func:`check_sweep_dir`).
+holds a sweep is refused the same way (:func:`check_sweep_dir`). The callback first locks the
+directory for the life of the process (:mod:`seq2seq_lab.record.run_lock`), so of two runs
+started into one directory at the same instant one is refused.
 """
 
 from __future__ import annotations
@@ -38,8 +45,11 @@ from lightning.pytorch.utilities.rank_zero import rank_zero_only
 from omegaconf import DictConfig
 
 from seq2seq_lab.errors import ConfigError
+from seq2seq_lab.record import run_lock
 from seq2seq_lab.record.results import ABANDONED, FINISHED, read_results
 from seq2seq_lab.renames import current_variant
+
+log = logging.getLogger(__name__)
 
 RUN_MARKERS = ("results.json", "checkpoints", "csv")
 # What a sweep leaves at the top of its directory: Hydra's basic sweeper, Optuna's
@@ -58,21 +68,76 @@ def held_run(run_dir: Path) -> list[str]:
     return [name for name in RUN_MARKERS if (run_dir / name).exists()]
 
 
+def set_aside(run_dir: Path, names: list[str]) -> Path:
+    """Move the files ``names`` of ``run_dir`` to a new ``abandoned/<time>/`` in it; returns
+    that directory."""
+    stamp = time.strftime("%Y-%m-%d_%H-%M-%S")
+    aside, n = run_dir / ABANDONED / stamp, 1
+    while aside.exists():  # set aside twice within a second
+        aside, n = run_dir / ABANDONED / f"{stamp}-{n}", n + 1
+    aside.mkdir(parents=True)
+    for name in names:
+        (run_dir / name).rename(aside / name)
+    return aside
+
+
+def set_aside_dead_end(run_dir: Path, names: list[str]) -> Path | None:
+    """Set the run in ``run_dir`` aside (its files ``names``: :func:`set_aside`) when it
+    failed or was interrupted (its results.json says so) and left no ``checkpoints/last.ckpt``
+    to continue from; returns where it went, None (nothing moved) for any other run."""
+    path = run_dir / "results.json"
+    record = read_results(path) if path.is_file() else None
+    if record is None or record.get("status") in FINISHED:
+        return None
+    if (run_dir / "checkpoints" / "last.ckpt").is_file():
+        return None
+    return set_aside(run_dir, names)
+
+
+def _dead_end_line(run_dir: Path, aside: Path) -> str:
+    status = read_results(aside / "results.json").get("status")
+    return (
+        f"run directory {run_dir}: the run there ({status}) left no checkpoint to continue "
+        f"from; its files were moved to {aside} and a new run starts"
+    )
+
+
 def check_run_dir(run_dir: Path, ckpt_path: str | None) -> bool:
     """Refuse to start a new run in a directory that holds one; returns True when ``ckpt_path``
-    resumes the run already there (a checkpoint inside ``run_dir``), False for a new run.
+    resumes the run already there (a checkpoint inside ``run_dir``), False for a new run. A run
+    that failed before its first ``last.ckpt`` is set aside (:func:`set_aside_dead_end`, one
+    log line) and the directory is the new run's.
 
     Raises ConfigError when ``run_dir`` holds a run and ``ckpt_path`` is not one of its files.
     """
+    resumes, set_aside_line = _claim(run_dir, ckpt_path, whole=False)
+    if set_aside_line is not None:
+        log.info(set_aside_line)
+    return resumes
+
+
+def _claim(run_dir: Path, ckpt_path: str | None, *, whole: bool) -> tuple[bool, str | None]:
+    """:func:`check_run_dir`'s decision: (resumes, the line saying a failed run was set aside,
+    or None). ``whole``: set aside everything in the directory (before Hydra has written the
+    new run's record and log into it), else the :data:`RUN_MARKERS` only."""
     found = held_run(run_dir)
     if not found:
-        return False
+        return False, None
     if ckpt_path and Path(ckpt_path).resolve().is_relative_to(run_dir.resolve()):
-        return True
-    raise ConfigError(
+        return True, None
+    names = sorted(p.name for p in run_dir.iterdir() if p.name != ABANDONED) if whole else found
+    aside = set_aside_dead_end(run_dir, names)
+    if aside is None:
+        raise _holds_a_run(run_dir, found)
+    return False, _dead_end_line(run_dir, aside)
+
+
+def _holds_a_run(run_dir: Path, found: list[str]) -> ConfigError:
+    last = run_dir / "checkpoints" / "last.ckpt"
+    go_on = f", or continue that one with ckpt_path={last}" if last.is_file() else ""
+    return ConfigError(
         f"run directory {run_dir} already holds a run ({', '.join(found)}): start this one in "
-        f"a new directory (hydra.run.dir), or continue that one with "
-        f"ckpt_path={run_dir / 'checkpoints' / 'last.ckpt'}"
+        f"a new directory (hydra.run.dir){go_on}"
     )
 
 
@@ -126,10 +191,7 @@ def continuation(run_dir: Path, job: Any) -> Continuation:
         return Continuation(ckpt_path=last)
     found = held_run(run_dir)
     if found and is_rank_zero():
-        aside = run_dir / ABANDONED / time.strftime("%Y-%m-%d_%H-%M-%S")
-        aside.mkdir(parents=True)
-        for name in found:
-            (run_dir / name).rename(aside / name)
+        set_aside(run_dir, found)
     return Continuation()
 
 
@@ -169,26 +231,55 @@ def check_sweep_dir(sweep_dir: Path) -> None:
 
 
 class RunDirGuard(Callback):
-    """Hydra callback (``hydra.callbacks.run_dir`` in conf/train.yaml): :func:`check_run_dir`
-    (``-m``: :func:`check_sweep_dir`) before Hydra writes anything into the directory. A
-    refused directory is one line on stderr and exit code 2, like every user error."""
+    """Hydra callback (``hydra.callbacks.run_dir`` in conf/train.yaml): before Hydra writes
+    anything into the directory, locks it for this process (:mod:`~seq2seq_lab.record.run_lock`)
+    and checks it (:func:`check_run_dir`; ``-m``: :func:`check_sweep_dir`). A failed run set
+    aside here takes its Hydra record and log along (``.hydra/``, the job's log: nothing of the
+    new run is there yet); its log line is written once the job's logging is set up. A refused
+    directory is one line on stderr and exit code 2, like every user error."""
+
+    def __init__(self) -> None:
+        self._set_aside: str | None = None  # the line saying a failed run was set aside
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         # ${hydra:...} in the directories and in a sweep's params (E4's lrs per scale) needs
         # the Hydra config, which Hydra sets only after this callback and the sweeper
         HydraConfig.instance().set_config(config)
+        if not is_rank_zero():  # a DDP rank Lightning started, in rank zero's directory
+            return
+        run_dir = _directory(config, "run")
+        instead = "start this one in a new directory (hydra.run.dir)"
+        self._refuse_on_error(lambda: run_lock.hold(run_dir, kind="run", instead=instead))
         if not config.get("resume"):  # resume=true: train goes on with the run (continuation)
-            self._check(lambda: check_run_dir(_directory(config, "run"), config.get("ckpt_path")))
+            self._refuse_on_error(lambda: self._claim(run_dir, config.get("ckpt_path")))
+
+    def _claim(self, run_dir: Path, ckpt_path: str | None) -> None:
+        _, self._set_aside = _claim(run_dir, ckpt_path, whole=True)
+
+    def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
+        if self._set_aside is not None:
+            log.info(self._set_aside)
+            self._set_aside = None
+
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        run_lock.release(_directory(config, "run"))
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         HydraConfig.instance().set_config(config)
+        if not is_rank_zero():
+            return
+        sweep_dir = _directory(config, "sweep")
+        self._refuse_on_error(
+            lambda: run_lock.hold(sweep_dir, kind="sweep", instead="give a new hydra.sweep.dir")
+        )
         if not config.get("resume"):
-            self._check(lambda: check_sweep_dir(_directory(config, "sweep")))
+            self._refuse_on_error(lambda: check_sweep_dir(sweep_dir))
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        run_lock.release(_directory(config, "sweep"))
 
     @staticmethod
-    def _check(check: Any) -> None:
-        if not is_rank_zero():  # a DDP rank Lightning started, in rank zero's directory
-            return
+    def _refuse_on_error(check: Any) -> None:
         try:
             check()
         except ConfigError as error:
