@@ -145,14 +145,17 @@ def test_the_real_data_grids_share_e1s_runs(tmp_path, e1, other):
     assert _identity(tmp_path, *other, "seed=3") != ours
 
 
-@pytest.mark.parametrize("job_dir", ["0", "1"])
-def test_a_committed_run_is_still_the_job_its_overrides_compose_today(tmp_path, job_dir):
-    """A grid's committed runs (E1 at multi30k, recorded as model=seq2seq scale=real_cpu, with
-    the heatmap settings of their day) stay reusable: the job their overrides compose today,
-    names translated (seq2seq_lab/renames.py), has their training identity."""
-    run_dir = (
-        REPOSITORY / "experiments" / "e1_attention" / "results" / "multi30k" / "runs" / job_dir
-    )
+@pytest.mark.parametrize(
+    "experiment, job_dir",
+    [("e1_attention", "0"), ("e1_attention", "1"), ("e4_norm_warmup", "0"), ("e7_cells", "0")],
+)
+def test_a_committed_run_is_still_the_job_its_overrides_compose_today(
+    tmp_path, experiment, job_dir
+):
+    """A grid's committed runs (at multi30k, recorded as model=seq2seq scale=real_cpu, with the
+    heatmap settings and the keys of their day) stay reusable: the job their overrides compose
+    today, names translated (seq2seq_lab/renames.py), has their training identity."""
+    run_dir = REPOSITORY / "experiments" / experiment / "results" / "multi30k" / "runs" / job_dir
     record = json.loads((run_dir / "results.json").read_text())
     overrides = [
         current_override(o)

@@ -61,6 +61,13 @@ DRAWING = (
     ("module", "attention_plots"),
     ("callbacks", "diagnostics", "attention_sentences"),
 )
+# Keys a config gained or lost after runs were recorded, each with the value that does what
+# its absence did: a recorded run without the key, or with it at that value, is the same job.
+NEUTRAL: dict[tuple[str, ...], Any] = {
+    ("callbacks", "last_checkpoint", "keep_last"): 0,
+    ("data", "first_pairs"): {"train": None, "val": None, "test": None},
+    ("data", "max_train_pairs"): None,  # became first_pairs.train
+}
 # The source run's files an adopted run leaves out: its own Hydra record and log are the job's,
 # checkpoints stay where they are (hundreds of MB), abandoned/ is not part of the run.
 NOT_COPIED = frozenset({"results.json", ".hydra", "train.log", "checkpoints", "abandoned"})
@@ -68,15 +75,24 @@ NOT_COPIED = frozenset({"results.json", ".hydra", "train.log", "checkpoints", "a
 
 def training_identity(config: dict[str, Any]) -> dict[str, Any]:
     """The part of a run's (portable, resolved) config that decides its weights and test score:
-    the :data:`TRAINING` keys without the :data:`DRAWING` settings."""
+    the :data:`TRAINING` keys without the :data:`DRAWING` settings, and without each
+    :data:`NEUTRAL` key at its neutral value."""
     identity = copy.deepcopy({key: config.get(key) for key in TRAINING})
-    for *parents, leaf in DRAWING:
-        node: Any = identity
-        for key in parents:
-            node = node.get(key) if isinstance(node, dict) else None
-        if isinstance(node, dict):
-            node.pop(leaf, None)
+    for path in DRAWING:
+        _drop(identity, path, lambda value: True)
+    for path, neutral in NEUTRAL.items():
+        _drop(identity, path, lambda value, neutral=neutral: value == neutral)
     return identity
+
+
+def _drop(config: dict[str, Any], path: tuple[str, ...], when: Any) -> None:
+    """Remove the key at ``path`` from the nested ``config`` if it is there and ``when(value)``."""
+    *parents, leaf = path
+    node: Any = config
+    for key in parents:
+        node = node.get(key) if isinstance(node, dict) else None
+    if isinstance(node, dict) and leaf in node and when(node[leaf]):
+        del node[leaf]
 
 
 def job_identity(cfg: Any, run_dir: Path) -> dict[str, Any]:
