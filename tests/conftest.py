@@ -32,6 +32,21 @@ def cache_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("cache")
 
 
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory, cache_dir):
+    """One Bahdanau smoke run made as a user types it, shared read-only by the tests of what
+    the commands print and do with a trained run: its directory and the finished process."""
+    run_dir = tmp_path_factory.mktemp("smoke_run") / "run"
+    proc = run_cli(
+        "train",
+        *tiny_overrides("bahdanau", "threads=1"),
+        f"hydra.run.dir={run_dir}",
+        f"paths.cache_dir={cache_dir}",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return run_dir, proc
+
+
 @pytest.fixture(scope="module")
 def one_thread():
     """Tiny models gain nothing from a second thread, and on a loaded machine threads wait on

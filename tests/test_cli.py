@@ -12,18 +12,9 @@ from conftest import run_cli, tiny_overrides
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def trained_run(tmp_path_factory) -> Path:
-    run_dir = tmp_path_factory.mktemp("cli_run")
-    cache = tmp_path_factory.mktemp("cli_cache")
-    proc = run_cli(
-        "train",
-        *tiny_overrides("bahdanau", "trainer.max_steps=6"),
-        f"hydra.run.dir={run_dir}",
-        f"paths.cache_dir={cache}",
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return run_dir
+@pytest.fixture
+def trained_run(smoke_run) -> Path:
+    return smoke_run[0]
 
 
 def test_train_writes_the_run_directory(trained_run):

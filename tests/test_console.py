@@ -18,22 +18,8 @@ from conftest import REPO, run_cli, tiny_overrides
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory, cache_dir):
-    """A smoke run as typed: its directory and what the command printed."""
-    run_dir = tmp_path_factory.mktemp("console") / "run"
-    proc = run_cli(
-        "train",
-        *tiny_overrides("bahdanau", "threads=1"),
-        f"hydra.run.dir={run_dir}",
-        f"paths.cache_dir={cache_dir}",
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return run_dir, proc
-
-
-def test_a_run_says_what_trains_and_where_its_outputs_went(trained):
-    run_dir, proc = trained
+def test_a_run_says_what_trains_and_where_its_outputs_went(smoke_run):
+    run_dir, proc = smoke_run
     assert proc.stderr == ""  # no warning, no second copy of a log line
     out = proc.stdout
     assert out.count("`Trainer.fit` stopped") == 1 and "Tip:" not in out
@@ -103,8 +89,8 @@ def test_a_sweep_ends_on_its_directory_and_the_report_command(tmp_path, cache_di
     assert "score: python -m seq2seq_lab.eval" not in proc.stdout  # no per-job footer
 
 
-def test_eval_says_where_it_wrote(trained, tmp_path):
-    run_dir, _ = trained
+def test_eval_says_where_it_wrote(smoke_run, tmp_path):
+    run_dir, _ = smoke_run
     out = tmp_path / "eval"
     ckpt = run_dir / "checkpoints" / "best.ckpt"
     proc = run_cli("eval", f"ckpt_path={ckpt}", "data.split=val", f"hydra.run.dir={out}")

@@ -10,24 +10,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_cli, tiny_overrides
+from conftest import REPO, run_cli
 
 pytestmark = pytest.mark.slow
 
 SOURCES = ["a b c d", "e f g", "h i j k l"]
 
 
-@pytest.fixture(scope="module")
-def ckpt(tmp_path_factory) -> Path:
-    run_dir = tmp_path_factory.mktemp("translate_run")
-    proc = run_cli(
-        "train",
-        *tiny_overrides("bahdanau", "trainer.max_steps=6", "threads=1"),
-        f"hydra.run.dir={run_dir}",
-        f"paths.cache_dir={tmp_path_factory.mktemp('cache')}",
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return run_dir / "checkpoints" / "best.ckpt"
+@pytest.fixture
+def ckpt(smoke_run) -> Path:
+    return smoke_run[0] / "checkpoints" / "best.ckpt"
 
 
 def _read_line(stream, seconds: float) -> str:
