@@ -58,12 +58,27 @@ def run_record(run_dir: Path) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def plain_run(tmp_path_factory, cache_dir) -> Path:
-    """The brief's command outside any experiment."""
+def plain_command(tmp_path_factory, cache_dir) -> tuple[Path, subprocess.CompletedProcess]:
+    """The brief's command outside any experiment: its run directory and what it printed."""
     run_dir = tmp_path_factory.mktemp("plain") / "run"
     done = run_cli("train", *TRAIN, f"hydra.run.dir={run_dir}", f"paths.cache_dir={cache_dir}")
     assert done.returncode == 0, done.stderr[-3000:]
-    return run_dir
+    return run_dir, done
+
+
+@pytest.fixture
+def plain_run(plain_command) -> Path:
+    return plain_command[0]
+
+
+def test_w_and_b_says_where_the_run_is_in_a_few_lines(plain_command):
+    """W&B's own console is quiet (conf/logger/wandb.yaml): no banner, sparklines, summary
+    table or warning, only where the run is saved."""
+    run_dir, done = plain_command
+    (offline,) = (run_dir / "wandb").glob("offline-run-*")
+    lines = done.stderr.splitlines()
+    assert all(line.startswith("wandb: ") for line in lines) and len(lines) <= 3, lines
+    assert f"wandb: Run data is saved locally in {offline}" in lines
 
 
 @pytest.fixture(scope="module")

@@ -68,6 +68,7 @@ def make_wandb_logger(
     job_type: str,
     tags: list[str] | None,
     log_model: bool,
+    quiet: bool,
 ) -> WandbLogger:
     mode = os.environ.get("WANDB_MODE") or ("online" if api_key_configured() else "offline")
     Path(save_dir).mkdir(parents=True, exist_ok=True)
@@ -81,7 +82,13 @@ def make_wandb_logger(
         tags=list(tags or []),
         log_model=log_model,
         mode=mode,
+        # W&B's own console: its banner, history sparklines and summary table (~35 lines a
+        # run) or, quiet, the lines that say where the run is and how to sync it
+        settings=wandb_settings(quiet=quiet),
     )
+    # Lightning passes wandb.init anonymous=None whatever it is given, and W&B warns on every
+    # run that the setting is gone: not passing it is what None meant.
+    logger._wandb_init.pop("anonymous", None)
     if mode != "disabled":
         # The run summary keeps the best validation BLEU, not the last one.
         logger.experiment.define_metric("val/bleu", summary="max")
@@ -101,3 +108,10 @@ def finish_wandb(results: dict[str, Any]) -> None:
 
         wandb.run.summary.update(summary_of(results))
         wandb.finish()
+
+
+def wandb_settings(*, quiet: bool) -> Any:
+    """``wandb.Settings`` for a run: ``quiet`` keeps W&B's console to a few lines."""
+    import wandb
+
+    return wandb.Settings(quiet=quiet)
