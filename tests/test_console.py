@@ -99,3 +99,21 @@ def test_eval_says_where_it_wrote(smoke_run, tmp_path):
     assert proc.stdout.endswith(
         f"results: {out / 'eval_results.json'}; hypotheses: {out / 'hypotheses.val.txt'}\n"
     )
+
+
+def test_an_optuna_search_prints_its_trials_not_its_libraries(tmp_path, cache_dir):
+    sweep = tmp_path / "search"
+    proc = run_cli(
+        "train",
+        "-m",
+        "hparams_search=optuna",
+        "hydra.sweeper.n_trials=2",
+        *tiny_overrides("bahdanau", "threads=1"),
+        f"hydra.sweep.dir={sweep}",
+        f"paths.cache_dir={cache_dir}",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr == ""  # no "A new study created in memory" from Optuna
+    assert "setup plugin" not in proc.stdout  # nor its database layer's plugins
+    assert "Best parameters:" in proc.stdout
+    assert proc.stdout.endswith(f"report: python -m seq2seq_lab.report {sweep}\n")

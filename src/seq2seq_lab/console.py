@@ -7,12 +7,12 @@ The one place that quiets other libraries' console output (:func:`quiet_third_pa
 - Lightning logs through its own console handler *and*, propagated, through the root logger's
   handlers that Hydra configures (the console and the run's log file): every line twice. Its
   own handlers go; its records still reach the root's;
-- Lightning's advertising (:data:`IGNORED_MESSAGES`) is dropped at its logger.
+- Lightning's advertising (:data:`IGNORED_MESSAGES`) is dropped at its logger;
+- libraries that narrate their workings at INFO (:data:`WARNINGS_ONLY`) show warnings only.
 
 And the few lines a user reads to know what runs and where its outputs are:
 :func:`run_header` before training, :func:`run_footer` after it (the run directory, the results
-file and the next commands), :class:`SweepFooter` after a sweep (its directory and the report
-command).
+file and the next commands), :class:`SweepConsole` after a sweep (its directory and the report command).
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ IGNORED_WARNINGS = (
 # Lightning's log records that advertise rather than inform.
 IGNORED_MESSAGES = (r"^💡 Tip:",)
 LIGHTNING_LOGGERS = ("lightning", "lightning.pytorch", "lightning.fabric")
+# Libraries whose INFO lines narrate their own workings ("A new study created in memory ..."):
+# their warnings and errors still show.
+WARNINGS_ONLY = ("optuna",)
 
 
 class _DropMessages(logging.Filter):
@@ -58,6 +61,8 @@ def quiet_third_party() -> None:
         for child in (logger, logging.getLogger(f"{name}.utilities.rank_zero")):
             if not any(isinstance(f, _DropMessages) for f in child.filters):
                 child.addFilter(_DropMessages())
+    for name in WARNINGS_ONLY:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def budget_text(trainer_cfg: dict[str, Any]) -> str:
@@ -118,9 +123,15 @@ def run_footer(run_dir: Path, results: dict[str, Any]) -> list[str]:
     return lines
 
 
-class SweepFooter(Callback):
-    """A Hydra callback: a sweep (``-m``) ends by saying where its runs are and how to report
+class SweepConsole(Callback):
+    """A Hydra callback: a sweep (``-m``) is quiet from its start (the sweeper's libraries
+    too: Optuna announces each study) and ends by saying where its runs are and how to report
     them; each job's own footer is left out there (:func:`run_footer` is for single runs)."""
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        if "optuna" in str(config.hydra.sweeper.get("_target_", "")):
+            import optuna  # noqa: F401  (its import sets its log level: ours must come after)
+        quiet_third_party()
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
