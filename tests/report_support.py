@@ -240,7 +240,7 @@ def entropy_records(value: float, validated: float | None = None) -> list[dict]:
 def converging(gain: float, level: float = 30.0) -> list[list[float]]:
     """Validations (step, BLEU) whose best rose by ``gain`` over the last quarter of 400
     updates (training/convergence.py): 0 is converged, 1 or more still improving."""
-    return [[100, level - 5.0], [300, level], [400, level + gain]]
+    return [[100, level - 5.0], [200, level - 2.0], [300, level], [400, level + gain]]
 
 
 def write_arm(

@@ -27,4 +27,8 @@ def test_a_plateau_or_a_late_drop_has_converged():
 
 def test_too_few_validations_are_not_measurable():
     assert late_gain([]) is None and late_gain([[100, 5.0]]) is None
+    # a smoke run's two (or three) validations tell nothing, however flat
+    assert late_gain([[3, 0.2], [6, 0.21]]) is None
+    assert late_gain([[2, 0.2], [4, 0.2], [6, 0.2]]) is None
+    assert late_gain([[2, 0.2], [4, 0.2], [6, 0.2], [8, 0.3]]) == pytest.approx(0.1)
     assert has_converged(None) is None

@@ -19,7 +19,7 @@ from seq2seq_lab.report.figures import Figures
 from seq2seq_lab.report.runs import Run, Unreadable
 from seq2seq_lab.report.spec import ExperimentSpec
 from seq2seq_lab.report.wall_time import find_wall_time
-from seq2seq_lab.training.convergence import CONVERGED_GAIN, has_converged
+from seq2seq_lab.training.convergence import CONVERGED_GAIN, MIN_VALIDATIONS, has_converged
 
 NOTE_CHARS = 140
 
@@ -164,7 +164,7 @@ def convergence(variants: Sequence[Variant]) -> str:
     for v in variants:
         gain = v.late_gain
         if gain.mean is None:
-            parts.append(f"{v.label} not measurable (< 2 validations)")
+            parts.append(f"{v.label} not measurable (< {MIN_VALIDATIONS} validations)")
             still += 1
         elif has_converged(gain.mean):
             parts.append(f"{v.label} yes (+{gain.format(1)})")

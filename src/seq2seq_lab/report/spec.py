@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from seq2seq_lab.report.aggregate import Role, Variant, group_variants
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.training.convergence import has_converged
+from seq2seq_lab.training.convergence import MIN_VALIDATIONS, has_converged
 
 REPRODUCED = "reproduced"
 PARTLY = "partly"
@@ -365,7 +365,9 @@ class Comparison:
         for variant in {id(v): v for v in variants}.values():
             gain = variant.late_gain.mean
             if gain is None:
-                found.append(f"{variant.label} (rise not measured: < 2 validations)")
+                found.append(
+                    f"{variant.label} (rise not measured: < {MIN_VALIDATIONS} validations)"
+                )
             elif not has_converged(gain):
                 found.append(f"{variant.label} +{gain:.1f}")
         return found

@@ -19,15 +19,18 @@ from collections.abc import Sequence
 
 LATE_FRACTION = 0.25  # the last quarter of the updates
 CONVERGED_GAIN = 1.0  # BLEU: below it, the best validation score has stopped rising
+# The fewest validations that measure it: at evenly spaced validations, the last quarter then
+# holds the final one and three come before it. A shorter run (a smoke test's 2) tells nothing.
+MIN_VALIDATIONS = 4
 
 
 def late_gain(
     validations: Sequence[Sequence[float]], fraction: float = LATE_FRACTION
 ) -> float | None:
     """The rise of the best validation BLEU over the last ``fraction`` of the updates, from
-    ``[(step, bleu), ...]`` in any order; None with fewer than two validations or none in the
-    first ``1 - fraction`` of training (nothing to compare with)."""
-    if len(validations) < 2:
+    ``[(step, bleu), ...]`` in any order; None with fewer than ``MIN_VALIDATIONS`` validations
+    or none in the first ``1 - fraction`` of training (nothing to compare with)."""
+    if len(validations) < MIN_VALIDATIONS:
         return None
     last = max(step for step, _ in validations)
     early = [bleu for step, bleu in validations if step <= (1.0 - fraction) * last]
