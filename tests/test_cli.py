@@ -247,3 +247,20 @@ def test_translate_gives_one_line_per_line_in_order(transformer_ckpt, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert translated_lines(proc.stdout) == outputs[::-1]
     assert "input lines 2, 6:" in proc.stderr
+
+
+@pytest.mark.parametrize("command", ["seq2seq-train", "seq2seq-eval", "seq2seq-translate"])
+def test_the_console_commands_help_and_complete_as_the_readme_says(command):
+    """README: the installed commands, `--help`, and Tab completion through Hydra's."""
+    import subprocess
+    import sys
+
+    executable = Path(sys.executable).parent / command
+    assert executable.is_file(), f"{command} is not installed beside {sys.executable}"
+    helped = subprocess.run([executable, "--help"], capture_output=True, text=True, timeout=120)
+    assert helped.returncode == 0 and "== Config groups (group=option) ==" in helped.stdout
+    completion = subprocess.run(
+        [executable, "-sc", "install=bash"], capture_output=True, text=True, timeout=120
+    )
+    assert completion.returncode == 0
+    assert f"-F hydra_bash_completion {command}" in completion.stdout
