@@ -24,7 +24,8 @@ from seq2seq_lab.loggers.wandb_record import best_step, summary_of
 pytestmark = pytest.mark.slow
 wandb = pytest.importorskip("wandb")
 
-TRAIN = ("scale=smoke", "logger=wandb", "threads=1")
+# four epochs, each validated: enough for a late gain (training/convergence.py MIN_VALIDATIONS)
+TRAIN = ("scale=smoke", "logger=wandb", "threads=1", "trainer.max_epochs=4", "trainer.max_steps=12")
 # one job of E2's grid: enough for its name and for the workspace's filter to select it
 EXPERIMENT = "e2_reversal"
 ONE_JOB = (f"experiment={EXPERIMENT}", "model=bahdanau", "model.reverse_source=true")
