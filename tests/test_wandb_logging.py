@@ -78,7 +78,10 @@ def test_w_and_b_says_where_the_run_is_in_a_few_lines(plain_command):
     run_dir, done = plain_command
     (offline,) = (run_dir / "wandb").glob("offline-run-*")
     lines = done.stderr.splitlines()
-    assert all(line.startswith("wandb: ") for line in lines) and len(lines) <= 3, lines
+    assert all(line.startswith("wandb: ") for line in lines), lines
+    # (a W&B service another test of this process started adds one line saying it is reused)
+    chatter = ("Tracking run", "Run history", "Run summary", "WARNING", "sync this run")
+    assert not [line for line in lines if any(word in line for word in chatter)], lines
     assert f"wandb: Run data is saved locally in {offline}" in lines
 
 
