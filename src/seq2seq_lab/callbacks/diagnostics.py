@@ -5,6 +5,8 @@ grids are drawn with every other attention figure: ``seq2seq_lab.callbacks.atten
 The analyses themselves are the pure functions of ``seq2seq_lab.analysis``; this callback only
 decides when to run them and where the results go. Networks without the block structure they
 need (``named_blocks()`` and ``trace()``, e.g. the recurrent families) are skipped silently.
+What it measures between or inside updates is left out of the training clocks
+(``seq2seq_lab.callbacks.clock``): the throughput figures time the training step alone.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from seq2seq_lab.analysis.gradients import (
 )
 from seq2seq_lab.analysis.similarity import layer_similarity
 from seq2seq_lab.analysis.trace import has_blocks
+from seq2seq_lab.callbacks.clock import off_the_training_clock
 from seq2seq_lab.data.batch import Batch
 
 
@@ -108,14 +111,15 @@ class TransformerDiagnostics(L.Callback):
         network = self._network(pl_module)
         if network is None or trainer.global_step != 0 or batch_idx != 0:
             return  # only at initialisation (a resumed run has global_step > 0)
-        norms = gradient_norms(network, batch)
-        pl_module.log_dict({f"diag/grad_norm_init/{k}": v for k, v in norms.items()})
-        if trainer.is_global_zero:
-            out = self._out_dir(trainer)
-            (out / "grad_norms_init.json").write_text(json.dumps(norms, indent=2) + "\n")
-            plot_gradient_norms(
-                {"initialisation": norms}, out / "grad_norms_init.png", title="gradient norms"
-            )
+        with off_the_training_clock(trainer):
+            norms = gradient_norms(network, batch)
+            pl_module.log_dict({f"diag/grad_norm_init/{k}": v for k, v in norms.items()})
+            if trainer.is_global_zero:
+                out = self._out_dir(trainer)
+                (out / "grad_norms_init.json").write_text(json.dumps(norms, indent=2) + "\n")
+                plot_gradient_norms(
+                    {"initialisation": norms}, out / "grad_norms_init.png", title="gradient norms"
+                )
 
     def on_before_optimizer_step(
         self, trainer: L.Trainer, pl_module: L.LightningModule, optimizer: torch.optim.Optimizer
@@ -124,8 +128,9 @@ class TransformerDiagnostics(L.Callback):
         every = self.log_every_n_steps or trainer.log_every_n_steps
         if network is None or trainer.global_step % max(1, every) != 0:
             return
-        norms = sublayer_gradient_norms(network)
-        pl_module.log_dict({f"diag/grad_norm/{k}": v for k, v in norms.items()})
+        with off_the_training_clock(trainer):
+            norms = sublayer_gradient_norms(network)
+            pl_module.log_dict({f"diag/grad_norm/{k}": v for k, v in norms.items()})
 
     # ------------------------------------------------------------------ validation
     def on_validation_batch_start(

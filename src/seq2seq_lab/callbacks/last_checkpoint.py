@@ -29,21 +29,22 @@ next atomic write replaces by a new file rather than overwriting, so keeping it 
 
 Writes go through the trainer's checkpoint IO (atomic: ``seq2seq_lab.training.checkpoint_io``).
 Writing is not training: a write between two updates would fall inside the training clocks
-(``ThroughputMonitor``, ``WallClockCheckpoints``), so each callback with a
-``leave_out_of_clock(seconds)`` method is told how long every write took, and leaves it out.
+(``ThroughputMonitor``, ``WallClockCheckpoints``), so every write is left out of them
+(``seq2seq_lab.callbacks.clock``).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
 import lightning as L
 from lightning.pytorch.callbacks import Checkpoint
 from lightning.pytorch.trainer.states import TrainerFn
+
+from seq2seq_lab.callbacks.clock import off_the_training_clock
 
 
 class LastCheckpoint(Checkpoint):
@@ -122,19 +123,14 @@ class LastCheckpoint(Checkpoint):
     def _write(self, trainer: L.Trainer) -> None:
         if self._pending is None:
             return
-        started = time.perf_counter()
-        checkpoint, self._pending = self._pending, None
-        for logger in trainer.loggers:
-            logger.save()  # the history up to this checkpoint reaches the disk first
-        trainer.strategy.save_checkpoint(checkpoint, self.path)
-        if self.keep_last and trainer.is_global_zero:
-            self._keep(int(checkpoint["global_step"]))
-        trainer.strategy.barrier("LastCheckpoint")
-        seconds = time.perf_counter() - started
-        for callback in trainer.callbacks:
-            leave_out = getattr(callback, "leave_out_of_clock", None)
-            if leave_out is not None:
-                leave_out(seconds)
+        with off_the_training_clock(trainer):
+            checkpoint, self._pending = self._pending, None
+            for logger in trainer.loggers:
+                logger.save()  # the history up to this checkpoint reaches the disk first
+            trainer.strategy.save_checkpoint(checkpoint, self.path)
+            if self.keep_last and trainer.is_global_zero:
+                self._keep(int(checkpoint["global_step"]))
+            trainer.strategy.barrier("LastCheckpoint")
 
     def _keep(self, step: int) -> None:
         """``step-<step>.ckpt``: the file just written, kept; only the ``keep_last`` latest."""

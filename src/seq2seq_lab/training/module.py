@@ -21,7 +21,6 @@ from typing import Any
 
 import lightning as L
 import torch
-import torch.nn.functional as F
 from lightning.pytorch.utilities import grad_norm
 from torch import Tensor
 
@@ -36,6 +35,7 @@ from seq2seq_lab.models.network import Seq2SeqNetwork
 from seq2seq_lab.optim.kernels import choose_kernel, uses_grad_scaler
 from seq2seq_lab.optim.schedules import lambda_scheduler
 from seq2seq_lab.training.divergence import DivergenceRule
+from seq2seq_lab.training.loss import smoothed_cross_entropy
 from seq2seq_lab.training.rng import rng_state, set_rng_state
 
 # Where on_save_checkpoint puts what Lightning does not save itself: the random generators'
@@ -57,8 +57,8 @@ class Seq2SeqModule(L.LightningModule):
     """Training, validation and test of any :class:`Seq2SeqNetwork`.
 
     Loss: L = -(1/N) sum_t sum_y q(y) log p(y | y_<t, x), q the label-smoothed target
-    (Szegedy et al. 2016), N the real (non-padding) target tokens. Perplexity is exp of the
-    unsmoothed per-token negative log-likelihood.
+    (Szegedy et al. 2016; training/loss.py), N the real (non-padding) target tokens.
+    Perplexity is exp of the unsmoothed per-token negative log-likelihood.
 
     Args:
         network: constructor config of the network (``_target_`` + keyword args, vocabulary
@@ -122,20 +122,13 @@ class Seq2SeqModule(L.LightningModule):
     def loss_terms(self, batch: Batch) -> tuple[Tensor, Tensor, Tensor]:
         """(smoothed loss sum, NLL sum, number of target tokens) for one batch."""
         logits = self.network(batch.src, batch.src_mask, batch.tgt_in).logits  # [B, T, V]
-        flat_logits = logits.reshape(-1, logits.size(-1)).float()
         flat_gold = batch.tgt_out.reshape(-1)
-        smoothed = F.cross_entropy(
-            flat_logits,
+        smoothed, nll = smoothed_cross_entropy(
+            logits.reshape(-1, logits.size(-1)).float(),
             flat_gold,
+            epsilon=self.hparams.label_smoothing,
             ignore_index=PAD_ID,
-            label_smoothing=self.hparams.label_smoothing,
-            reduction="sum",
         )
-        if self.hparams.label_smoothing == 0.0:
-            nll = smoothed.detach()
-        else:
-            with torch.no_grad():
-                nll = F.cross_entropy(flat_logits, flat_gold, ignore_index=PAD_ID, reduction="sum")
         return smoothed, nll, (flat_gold != PAD_ID).sum()
 
     # ---------------------------------------------------------------- training
