@@ -176,7 +176,10 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         results["parameters"] = sum(p.numel() for p in module.network.parameters())
         callbacks = build_callbacks(cfg)
         loggers = build_loggers(cfg, family)
-        precision = choose_precision(cfg.trainer.precision, cfg.trainer.accelerator)
+        # after module and datamodule: auto may time their training steps (precision.py)
+        precision = choose_precision(
+            cfg.trainer.precision, cfg.trainer.accelerator, module, datamodule
+        )
         log.info("training precision %s (%s)", precision.precision, precision.reason)
         for line in run_header(results, precision.precision):
             log.info(line)
