@@ -132,8 +132,8 @@ def test_at_multi30k_a_declared_budget_is_every_runs_budget(tmp_path):
 
 @pytest.mark.parametrize("scale", ["synthetic", "multi30k"])
 def test_a_comparison_on_a_cpu_trains_every_run_in_one_fixed_precision(scale, tmp_path):
-    """Not `auto`: its one-second probe, timed beside another job, once chose bf16-mixed for
-    one of three identical E4 jobs (conf/scale/multi30k.yaml); a grid spans machines too."""
+    """Not `auto`: its start-up timing, beside another job, once chose bf16-mixed for one of
+    three identical E4 jobs (conf/scale/multi30k.yaml); a grid spans machines too."""
     for name in EXPERIMENTS:
         cfg = compose_config("train", [f"experiment={name}", f"scale={scale}"], tmp_path)
         assert cfg.trainer.precision == "32-true", name
