@@ -27,6 +27,8 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from seq2seq_lab.training.budget import training_budget
+
 # Warnings raised inside dependencies, about dependencies: nothing in this project's code or a
 # user's config can act on them.
 IGNORED_WARNINGS = (
@@ -65,22 +67,6 @@ def quiet_third_party() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
-def budget_text(trainer_cfg: dict[str, Any]) -> str:
-    """The training budget in words: updates, else epochs; and the wall-clock cap."""
-    steps = trainer_cfg.get("max_steps")
-    parts = [
-        f"{steps:,} updates" if steps and steps > 0 else f"{trainer_cfg.get('max_epochs')} epochs"
-    ]
-    if trainer_cfg.get("fast_dev_run"):
-        parts = ["one batch each way (fast_dev_run)"]
-    cap = trainer_cfg.get("max_time")
-    if isinstance(cap, dict) and cap:
-        parts.append("wall-clock cap " + ", ".join(f"{v} {k}" for k, v in cap.items()))
-    elif cap:
-        parts.append(f"wall-clock cap {cap}")
-    return "; ".join(parts)
-
-
 def run_header(results: dict[str, Any], precision: str) -> list[str]:
     """The lines that say what is about to train, from the run's record so far."""
     config = results["config"]
@@ -92,7 +78,7 @@ def run_header(results: dict[str, Any], precision: str) -> list[str]:
         f"run: {results.get('run_dir')}",
         f"model: {model}, {results['parameters']:,} parameters; seed {config.get('seed')}",
         f"data: {data}",
-        f"budget: {budget_text(config.get('trainer') or {})}; precision {precision}"
+        f"budget: {training_budget(config.get('trainer') or {})}; precision {precision}"
         + (f"; debug={config['debug']}" if config.get("debug") else ""),
     ]
 

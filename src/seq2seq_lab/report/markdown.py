@@ -19,6 +19,7 @@ from seq2seq_lab.report.figures import Figures
 from seq2seq_lab.report.runs import Run, Unreadable
 from seq2seq_lab.report.spec import ExperimentSpec
 from seq2seq_lab.report.wall_time import find_wall_time
+from seq2seq_lab.training.budget import training_budget
 from seq2seq_lab.training.convergence import CONVERGED_GAIN, MIN_VALIDATIONS, has_converged
 
 NOTE_CHARS = 140
@@ -120,26 +121,6 @@ def _test_set(run: Run) -> str:
 
 def _decoding(run: Run) -> str:
     return ", ".join(f"{k} {v}" for k, v in (run.test.get("decoding") or {}).items())
-
-
-def training_budget(trainer: Mapping[str, Any]) -> str:
-    """A resolved trainer config's budget in words: "1,500 updates; validation every 100
-    updates; wall-clock cap 10 minutes", or "up to 40 epochs" without a budget in updates."""
-    steps = trainer.get("max_steps")
-    parts = (
-        [f"{steps:,} updates"]
-        if isinstance(steps, int) and steps > 0
-        else [f"up to {trainer.get('max_epochs')} epochs"]
-    )
-    interval = trainer.get("val_check_interval")
-    if isinstance(interval, int) and trainer.get("check_val_every_n_epoch") is None:
-        parts.append(f"validation every {interval:,} updates")
-    cap = trainer.get("max_time")
-    if isinstance(cap, Mapping):
-        cap = ", ".join(f"{value:g} {unit}" for unit, value in cap.items())
-    if cap:
-        parts.append(f"wall-clock cap {cap}")
-    return "; ".join(parts)
 
 
 def _budget(run: Run) -> str:

@@ -33,8 +33,9 @@ from seq2seq_lab.config import CONF_DIR  # importing config registers its resolv
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.record import environment
 from seq2seq_lab.report.aggregate import mean_std
-from seq2seq_lab.report.markdown import cpu_description, hardware, software, table, training_budget
+from seq2seq_lab.report.markdown import cpu_description, hardware, software, table
 from seq2seq_lab.report.runs import Run, find_runs
+from seq2seq_lab.training.budget import training_budget
 from seq2seq_lab.training.convergence import CONVERGED_GAIN
 
 EXPERIMENT = "rnn_multi30k_cpu"  # the recipe's experiment_name: the runs this report reads

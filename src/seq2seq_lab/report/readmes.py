@@ -34,7 +34,7 @@ from seq2seq_lab.errors import UserError
 from seq2seq_lab.record.portable_paths import relative
 from seq2seq_lab.report import quality
 from seq2seq_lab.report.grid import SEED, Axis, axes, compose_experiment, seeds, settings
-from seq2seq_lab.report.markdown import finding_lines, table, training_budget
+from seq2seq_lab.report.markdown import finding_lines, table
 from seq2seq_lab.report.spec import ExperimentSpec
 from seq2seq_lab.report.specs import own_specs, readers
 from seq2seq_lab.report.summary import (
@@ -45,6 +45,7 @@ from seq2seq_lab.report.summary import (
     short_rows,
     verdict_rows,
 )
+from seq2seq_lab.training.budget import training_budget
 
 EXPERIMENTS = EXPERIMENTS_DIR
 SCALES = ("smoke", "synthetic", "multi30k", "full")  # the scales every comparison is documented at
