@@ -2,8 +2,10 @@
 bf16 autocast vs torch.compile, side by side in one process, alternating, median ms per step.
 
 Shape: batch 160 x source 25 x target 26 (~4,160 target tokens, a 4,096-token Multi30k batch),
-vocabulary 8000; the Transformer of conf/model/transformer.yaml with tied embeddings, or
-Bahdanau with 256-wide embeddings (P2's shape). Modes: fp32, bf16, compile, compile_bf16.
+vocabulary 8000; the network of ``scale=multi30k model=<family>`` (the Transformer: 3+3, d_model
+256, 4 heads, ff 1024, all embeddings tied; Bahdanau: bi-GRU 256, embeddings 256), composed as
+the training run composes it, its parameter count printed. The real loop's own batches and
+step: loop_vs_step.py. Modes: fp32, bf16, compile, compile_bf16.
 
     python experiments/benchmarks/precision_step.py transformer fp32,bf16 --rounds 6
 """
@@ -17,17 +19,16 @@ import time
 import torch
 import torch.nn.functional as F
 
-from seq2seq_lab.config import build_network
+from seq2seq_lab.config import compose_train, instantiate
 
 V, B, S, T = 8000, 160, 25, 27
 
 
 def make_network(family: str) -> torch.nn.Module:
+    """The network of ``scale=multi30k model=<family>`` with an 8,000-piece joint vocabulary."""
     torch.manual_seed(0)
-    if family == "transformer":
-        net = build_network("transformer", src_vocab_size=V, tgt_vocab_size=V, tie_embeddings="all")
-    else:
-        net = build_network("bahdanau", src_vocab_size=V, tgt_vocab_size=V, embedding_dim=256)
+    model = compose_train("scale=multi30k", f"model={family}").model
+    net = instantiate(model, key="model", src_vocab_size=V, tgt_vocab_size=V)
     return net.train()
 
 
@@ -52,14 +53,19 @@ def main() -> None:
     parser.add_argument("family", choices=["transformer", "bahdanau"])
     parser.add_argument("modes", help="comma-separated: fp32,bf16,compile,compile_bf16")
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--batch", type=int, default=B, help="sentences per batch")
     args = parser.parse_args()
     modes = args.modes.split(",")
     torch.manual_seed(0)
-    batch = (torch.randint(4, V, (B, S)), torch.ones(B, S, dtype=torch.bool),
-             torch.randint(4, V, (B, T)))  # fmt: skip
+    n = args.batch
+    batch = (torch.randint(4, V, (n, S)), torch.ones(n, S, dtype=torch.bool),
+             torch.randint(4, V, (n, T)))  # fmt: skip
     steps = {}
     for mode in modes:
         net = make_network(args.family)
+        if not steps:
+            size = sum(p.numel() for p in net.parameters())
+            print(f"{args.family} at scale=multi30k: {size:,} parameters, batch {n} x {S} -> {T}")
         if "compile" in mode:
             net.teacher_forced = torch.compile(net.teacher_forced)
         steps[mode] = make_step(net, "bf16" in mode, batch)
