@@ -78,27 +78,39 @@ def decode_once(net: TransformerNetwork, src, mask, length: int, beam: int):
 
 
 def build(args: argparse.Namespace) -> TransformerNetwork:
+    """The network of the options, every size given: ``build_network`` fills what is not given
+    from the default scale's (synthetic, d_model 64) config, not from these defaults."""
     torch.manual_seed(args.seed)
     return build_network(
         "transformer", src_vocab_size=args.vocab, tgt_vocab_size=args.vocab, d_model=args.d_model,
         heads=args.heads, d_ff=args.d_ff, encoder_layers=args.layers, decoder_layers=args.layers,
-        positions=args.positions,
+        positions=args.positions, norm="pre", tie_embeddings="none",
     ).eval()  # fmt: skip
 
 
-def header(args: argparse.Namespace, what: str) -> str:
+def header(args: argparse.Namespace, what: str, net: TransformerNetwork) -> str:
+    """What was measured: the search, the lengths and the network as built (its parameter
+    count and the sizes read back from its layers, not from the options)."""
     search = "greedy" if args.beam == 1 else f"beam {args.beam} (alpha 1.0)"
     return (
-        f"{what}: {search}, forced length {'/'.join(map(str, args.length))}, {args.layers}+{args.layers} layers "
-        f"d_model {args.d_model}, {args.heads} heads, d_ff {args.d_ff}, {args.positions} "
-        f"positions, vocab {args.vocab}, torch {torch.__version__}, "
-        f"{torch.get_num_threads()} threads, median of {args.rounds}"
+        f"{what}: {search}, forced length {'/'.join(map(str, args.length))}, "
+        f"{describe(net)}, {args.positions} positions, vocab {args.vocab}, "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, median of {args.rounds}"
+    )
+
+
+def describe(net: TransformerNetwork) -> str:
+    """The built network's parameter count and shape."""
+    parameters = sum(p.numel() for p in net.parameters())
+    return (
+        f"{parameters:,} parameters: {len(net.encoder)}+{len(net.decoder)} layers "
+        f"d_model {net.d_model}, {net.heads} heads, d_ff {net.encoder[0].ffn.w_1.out_features}"
     )
 
 
 def cached_vs_uncached(args: argparse.Namespace) -> None:
     net = build(args)
-    print(header(args, "Cached vs uncached"))
+    print(header(args, "Cached vs uncached", net))
     print(
         f"  {'batch':>5s} {'length':>6s} {'mode':9s} {'sent/s':>9s} {'tokens/s':>10s} {'ratio':>7s}"
     )
@@ -176,7 +188,7 @@ def profile_decode(args: argparse.Namespace) -> None:
     from torch.profiler import ProfilerActivity, profile
 
     net = build(args)
-    print(header(args, "Profile of cached decoding"))
+    print(header(args, "Profile of cached decoding", net))
     for batch in args.batch_sizes:
         src, mask = make_sources(batch, args.src_len, args.vocab, args.seed)
         for length in args.length:
@@ -211,7 +223,7 @@ def against(args: argparse.Namespace, argv: list[str]) -> None:
         worker.close()
         return answer
 
-    print(header(args, f"This checkout (after) vs {args.against} (before)"))
+    print(header(args, f"This checkout (after) vs {args.against} (before)", build(args)))
     if workers:
         print(f"  workers: {json.dumps({n: w.hello for n, w in workers.items()})}")
     print(

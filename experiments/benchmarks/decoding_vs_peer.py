@@ -15,6 +15,13 @@ batching and decoding loop, no start-up), ours times the same loop in-process.
     python experiments/benchmarks/decoding_vs_peer.py --out experiments/benchmarks/results
     python experiments/benchmarks/decoding_vs_peer.py --ours RUN/snapshots/minute-030.ckpt \
         --peer .cache/peer/models/p1_transformer_cpu_recipe/latest.ckpt   # reuse trained models
+    # ours alone (no JoeyNMT needed) on the first 2 test sentences: a quick look that it runs
+    python experiments/benchmarks/decoding_vs_peer.py --systems ours --ours CKPT --first-pairs 2 \
+        --rounds 1 --threads 1
+
+The peer must have been installed first (``joeynmt_peer.py setup``); without it the script stops
+with one line before anything is trained. Our model's parameter count and shape are printed
+first: the figures are for that network.
 """
 
 from __future__ import annotations
@@ -25,58 +32,70 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import joeynmt_peer  # noqa: E402
 import time_to_bleu  # noqa: E402
 from portable_json import write_json  # noqa: E402
 
-from seq2seq_lab.checkpoint import load_checkpoint  # noqa: E402
-from seq2seq_lab.data.batching import source_batch  # noqa: E402
-from seq2seq_lab.decoding import DecodingSettings, decode  # noqa: E402
-from seq2seq_lab.metrics.corpus import corpus_bleu  # noqa: E402
-from seq2seq_lab.pipeline import build_datamodule  # noqa: E402
+# torch and seq2seq_lab are imported where used: a missing peer is said at once, not after
+# seconds of imports
 
 REPO = Path(__file__).resolve().parents[2]
 BATCH = 64
-MAX_OUTPUT = 100
+MAX_OUTPUT = 100  # P3's max_output_length: JoeyNMT generates at most 100 tokens, EOS included
 
 
-def train_ours(minutes: float, root: Path, work: Path) -> Path:
-    run_dir, _ = time_to_bleu.train_recipe([minutes], root, work)
+def train_ours(
+    minutes: float, root: Path, work: Path, first_pairs: int | None = None, threads: int = 2
+) -> Path:
+    run_dir, _ = time_to_bleu.train_recipe([minutes], root, work, first_pairs, threads)
     return run_dir / "snapshots" / f"minute-{minutes:03g}.ckpt"
 
 
-def train_peer(minutes: float, work: Path) -> Path:
+def train_peer(minutes: float, work: Path, threads: int = 2) -> Path:
     recipe = time_to_bleu.recipe_values()
     config = joeynmt_peer.write_recipe_config(work, lr=recipe["lr"], warmup=recipe["warmup"])
-    joeynmt_peer.train(config, seconds=minutes * 60, work=work)
+    joeynmt_peer.train(config, seconds=minutes * 60, work=work, threads=threads)
     return work / "models" / config / "latest.ckpt"  # saved on SIGINT
 
 
 class Ours:
-    """Our checkpoint and test2016 sources in batches of 64 in file order."""
+    """Our checkpoint and test2016 sources in batches of 64 in file order (all of test2016, or
+    its first ``test_pairs`` sentences, whatever subset the checkpoint was trained on)."""
 
-    def __init__(self, checkpoint: Path, root: Path) -> None:
+    def __init__(self, checkpoint: Path, root: Path, test_pairs: int | None = None) -> None:
+        from seq2seq_lab.checkpoint import load_checkpoint
+        from seq2seq_lab.data.batching import source_batch
+        from seq2seq_lab.pipeline.building import build_datamodule
+
         loaded = load_checkpoint(checkpoint)
         self.network = loaded.module.network.eval()
-        data = dict(loaded.run_config["data"], root=str(root))
+        self.parameters = sum(p.numel() for p in self.network.parameters())
+        self.shape = time_to_bleu.shape(loaded.run_config["model"])
+        limits = {"train": None, "val": None, "test": test_pairs}
+        data = dict(loaded.run_config["data"], root=str(root), first_pairs=limits)
         datamodule = build_datamodule(data)
         datamodule.load_state_dict(loaded.datamodule_state)
         datamodule.prepare_data()
         datamodule.setup("test")
         self.tokenizer = datamodule.tgt_tokenizer
         sources, self.references = datamodule.raw_pairs("test")
+        self.outputs: dict[tuple[int, bool], list[str]] = {}  # (beam, kv_cache) -> last texts
         encoded = [datamodule.encode_source(s) for s in sources]
         self.batches = [source_batch(encoded[i : i + BATCH]) for i in range(0, len(encoded), BATCH)]
 
     def run(self, beam: int, kv_cache: bool = True) -> dict:
-        # P3 fixes every setting: alpha 1.0, no minimum, at most MAX_OUTPUT tokens
+        import torch
+
+        from seq2seq_lab.decoding import DecodingSettings, decode
+        from seq2seq_lab.metrics.corpus import corpus_bleu
+
+        # P3 fixes every setting: alpha 1.0, no minimum, at most MAX_OUTPUT tokens; our limit
+        # counts EOS as JoeyNMT's does (it was MAX_OUTPUT + 1: one token more than the peer's)
         settings = DecodingSettings(
-            beam_size=beam, length_penalty=1.0, max_len_a=0.0, max_len_b=MAX_OUTPUT + 1, min_len=0
-        )  # +1: the limit counts EOS
+            beam_size=beam, length_penalty=1.0, max_len_a=0.0, max_len_b=MAX_OUTPUT, min_len=0
+        )
         if hasattr(self.network, "kv_cache"):
             self.network.kv_cache = kv_cache
         generated, hypotheses = 0, []
@@ -85,13 +104,20 @@ class Ours:
             for batch in self.batches:
                 out = decode(self.network, batch.src, batch.src_mask, settings)
                 for ids in out.tokens:
-                    generated += len(ids) + 1  # + EOS (or the step that hit the limit)
+                    generated += generated_tokens(len(ids))
                     hypotheses.append(ids)
         seconds = time.perf_counter() - start
         if hasattr(self.network, "kv_cache"):
             self.network.kv_cache = True
         texts = [self.tokenizer.decode(ids) for ids in hypotheses]
+        self.outputs[beam, kv_cache] = texts
         return _speed(seconds, len(hypotheses), generated, corpus_bleu(texts, self.references))
+
+
+def generated_tokens(length: int) -> int:
+    """Tokens a decoder generated for an output of ``length`` tokens (EOS not among them):
+    one more for its EOS, unless it stopped at the limit without one."""
+    return min(length + 1, MAX_OUTPUT)
 
 
 def _speed(seconds: float, sentences: int, generated: int, bleu: float) -> dict:
@@ -100,13 +126,27 @@ def _speed(seconds: float, sentences: int, generated: int, bleu: float) -> dict:
             "mean_output_tokens": generated / sentences, "bleu": bleu}  # fmt: skip
 
 
-def peer_run(config: str, checkpoint: Path, work: Path, references: list[str]) -> dict:
+def peer_run(
+    config: str, checkpoint: Path, work: Path, references: list[str], threads: int = 2
+) -> dict:
     import sentencepiece as spm
 
-    seconds, hypotheses = joeynmt_peer.decode(config, checkpoint=checkpoint, work=work)
+    from seq2seq_lab.metrics.corpus import corpus_bleu
+
+    seconds, hypotheses = joeynmt_peer.decode(
+        config, checkpoint=checkpoint, work=work, threads=threads
+    )
     processor = spm.SentencePieceProcessor(model_file=str(work / "data" / "spm8k.model"))
-    generated = sum(len(processor.encode(h)) + 1 for h in hypotheses)
+    generated = sum(generated_tokens(len(processor.encode(h))) for h in hypotheses)
     return _speed(seconds, len(hypotheses), generated, corpus_bleu(hypotheses, references))
+
+
+def peer_systems(ckpt: Path, work: Path, refs: list[str], threads: int) -> dict:
+    """JoeyNMT's two P3 decodings of its checkpoint ``ckpt``."""
+    return {
+        "joeynmt greedy": lambda: peer_run("p3_decode_greedy", ckpt, work, refs, threads),
+        "joeynmt beam 5": lambda: peer_run("p3_decode_beam5", ckpt, work, refs, threads),
+    }
 
 
 def profile_ours(ours: Ours, beam: int) -> None:
@@ -128,32 +168,62 @@ def main() -> None:
     parser.add_argument("--train-minutes", type=float, default=30)
     parser.add_argument("--ours", type=Path, help="our checkpoint (skip our training)")
     parser.add_argument("--peer", type=Path, help="JoeyNMT checkpoint (skip its training)")
+    parser.add_argument("--systems", default="ours,joeynmt",
+                        help="ours,joeynmt (the comparison) or ours (no JoeyNMT needed: our "
+                             "greedy, beam 5 and uncached greedy)")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads of both systems")
+    parser.add_argument("--first-pairs", type=int, metavar="N",
+                        help="decode only the first N test sentences, and train ours (when "
+                             "--ours is not given) on the first N pairs of each split: a quick "
+                             "look that it runs")  # fmt: skip
     parser.add_argument("--work", type=Path, default=joeynmt_peer.DEFAULT_WORK)
     parser.add_argument("--out", type=Path, help="write decoding.json here")
     parser.add_argument("--profile", type=int, metavar="BEAM",
                         help="profile our decoding of the first 4 batches at this beam size "
                              "(needs --ours) and exit")  # fmt: skip
     args = parser.parse_args()
-    torch.set_num_threads(2)
+    systems = args.systems.split(",")
+    if "ours" not in systems or not set(systems) <= {"ours", "joeynmt"}:
+        parser.error(f"--systems {args.systems}: expected ours,joeynmt or ours")
+    if args.first_pairs is not None and args.first_pairs < 1:
+        parser.error("--first-pairs: expected a positive number")
+    if args.profile and args.ours is None:
+        parser.error("--profile needs --ours CHECKPOINT")
+    with_peer = "joeynmt" in systems and not args.profile
+    if with_peer:
+        try:  # before our training: a missing peer must not cost 30 minutes first
+            joeynmt_peer.prepare(args.work, args.root)
+        except joeynmt_peer.PeerMissing as missing:
+            sys.exit(f"error: {missing}")
+    import torch
+
+    torch.set_num_threads(args.threads)
     if args.profile:
-        if args.ours is None:
-            parser.error("--profile needs --ours CHECKPOINT")
-        profile_ours(Ours(args.ours, args.root), args.profile)
+        profile_ours(Ours(args.ours, args.root, args.first_pairs), args.profile)
         return
-    joeynmt_peer.setup(args.work, args.root)
-    ours_ckpt = args.ours or train_ours(args.train_minutes, args.root, args.work)
-    peer_ckpt = args.peer or train_peer(args.train_minutes, args.work)
-    ours = Ours(ours_ckpt, args.root)
+    args.work.mkdir(parents=True, exist_ok=True)
+    ours_ckpt = args.ours or train_ours(
+        args.train_minutes, args.root, args.work, args.first_pairs, args.threads
+    )
+    peer_ckpt = None
+    if with_peer:
+        peer_ckpt = args.peer or train_peer(args.train_minutes, args.work, args.threads)
+    ours = Ours(ours_ckpt, args.root, args.first_pairs)
     refs = ours.references
+    print(f"ours: {ours.parameters:,} parameters ({ours.shape}), {len(refs)} test sentences "
+          f"in batches of {BATCH}", flush=True)  # fmt: skip
 
     systems = {
         "ours greedy": lambda: ours.run(1),
-        "joeynmt greedy": lambda: peer_run("p3_decode_greedy", peer_ckpt, args.work, refs),
         "ours beam 5": lambda: ours.run(5),
-        "joeynmt beam 5": lambda: peer_run("p3_decode_beam5", peer_ckpt, args.work, refs),
         "ours greedy, no KV cache": lambda: ours.run(1, kv_cache=False),
     }
+    if with_peer:  # interleaved: ours greedy, joeynmt greedy, ours beam 5, joeynmt beam 5, ...
+        peer = peer_systems(peer_ckpt, args.work, refs, args.threads)
+        order = ["ours greedy", "joeynmt greedy", "ours beam 5", "joeynmt beam 5",
+                 "ours greedy, no KV cache"]  # fmt: skip
+        systems = {name: {**systems, **peer}[name] for name in order}
     runs: dict[str, list[dict]] = {name: [] for name in systems}
     for r in range(args.rounds):
         for name in systems if r % 2 == 0 else list(systems)[::-1]:
@@ -170,34 +240,35 @@ def main() -> None:
     def ratio(a: str, b: str, key: str) -> float:
         return table[a][key] / table[b][key]
 
-    ratios = {
-        "beam 5 sentences/s, ours / joeynmt": ratio(
-            "ours beam 5", "joeynmt beam 5", "sentences_per_second"
-        ),
-        "beam 5 tokens/s, ours / joeynmt": ratio(
-            "ours beam 5", "joeynmt beam 5", "generated_tokens_per_second"
-        ),
-        "greedy sentences/s, ours / joeynmt": ratio(
-            "ours greedy", "joeynmt greedy", "sentences_per_second"
-        ),
-        "greedy tokens/s, ours / joeynmt": ratio(
-            "ours greedy", "joeynmt greedy", "generated_tokens_per_second"
-        ),
-        "greedy, cached / uncached (same outputs)": table["ours greedy, no KV cache"]["seconds"]
-        / table["ours greedy"]["seconds"],
-    }
+    ratios = {}
+    if with_peer:
+        for search, ours_name, peer_name in (("beam 5", "ours beam 5", "joeynmt beam 5"),
+                                             ("greedy", "ours greedy", "joeynmt greedy")):  # fmt: skip
+            ratios[f"{search} sentences/s, ours / joeynmt"] = ratio(
+                ours_name, peer_name, "sentences_per_second"
+            )
+            ratios[f"{search} tokens/s, ours / joeynmt"] = ratio(
+                ours_name, peer_name, "generated_tokens_per_second"
+            )
+    # the cache is an optimisation: a ratio is only worth reporting for identical translations
+    same = ours.outputs[1, True] == ours.outputs[1, False]
+    ratios[f"greedy, cached / uncached ({'same outputs' if same else 'OUTPUTS DIFFER'})"] = (
+        table["ours greedy, no KV cache"]["seconds"] / table["ours greedy"]["seconds"]
+    )
     print("\nmedians:")
     for name, row in table.items():
         print(f"  {name:26s} {row['sentences_per_second']:7.1f} sent/s "
               f"{row['generated_tokens_per_second']:8.0f} tokens/s "
               f"{row['mean_output_tokens']:6.1f} tokens/sentence  BLEU {row['bleu']:5.2f}")  # fmt: skip
-    for name, ratio in ratios.items():
-        print(f"  {name:42s} {ratio:5.2f}x")
+    for name, value in ratios.items():
+        print(f"  {name:42s} {value:5.2f}x")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         write_json(args.out / "decoding.json",
                    {"medians": table, "ratios": ratios, "runs": runs,
-                    "ours_checkpoint": str(ours_ckpt), "peer_checkpoint": str(peer_ckpt)})  # fmt: skip
+                    "cached_equals_uncached": same, "ours_parameters": ours.parameters, "ours_model": ours.shape,
+                    "test_sentences": len(refs), "ours_checkpoint": str(ours_ckpt),
+                    "peer_checkpoint": str(peer_ckpt) if peer_ckpt else None})  # fmt: skip
 
 
 if __name__ == "__main__":

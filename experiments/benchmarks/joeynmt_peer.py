@@ -12,6 +12,10 @@ JoeyNMT models and logs.
 
     python experiments/benchmarks/joeynmt_peer.py setup        # venv + data + configs
     python experiments/benchmarks/joeynmt_peer.py train p1_transformer --seconds 120
+
+Only ``setup`` installs (pip, a few minutes, the package registry reachable); ``train`` and the
+benchmarks that run the peer stop with one line naming the missing piece (the venv, the config
+templates, the text) instead of installing or failing half-way.
 """
 
 from __future__ import annotations
@@ -40,6 +44,11 @@ STEP_LINE = re.compile(r"Step:\s*(\d+).*?Tokens per Sec:\s*([\d.]+)")
 GENERATION_LINE = re.compile(r"Generation took ([\d.]+)\[sec\]")
 
 
+class PeerMissing(RuntimeError):
+    """What the peer needs is not there (its venv with JoeyNMT, the protocol's config templates,
+    the Multi30k text): the message is one line saying what is missing and what to run."""
+
+
 @dataclass
 class PeerTraining:
     """What one wall-clock-limited JoeyNMT training run logged."""
@@ -59,18 +68,45 @@ def venv_python(work: Path) -> Path:
     return work / "venv" / "bin" / "python"
 
 
+def installed(work: Path) -> bool:
+    """Whether the peer's venv exists and finds JoeyNMT (a venv whose pip install failed
+    half-way has a python but no joeynmt); the check imports nothing."""
+    python = venv_python(work)
+    if not python.exists():
+        return False
+    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('joeynmt') is None)"
+    return subprocess.run([str(python), "-c", probe], env=_env(1)).returncode == 0
+
+
+def require(work: Path) -> Path:
+    """The peer's python; PeerMissing when JoeyNMT is not installed in ``work``."""
+    if not installed(work):
+        raise PeerMissing(
+            f"JoeyNMT peer not installed ({venv_python(work)} has no joeynmt): run "
+            f"`python experiments/benchmarks/joeynmt_peer.py setup --work {work}` first "
+            "(pip, a few minutes)"
+        )
+    return venv_python(work)
+
+
 def ensure_venv(work: Path) -> Path:
     """Create the peer's virtual environment with the protocol's pins (once)."""
     python = venv_python(work)
-    if python.exists():
+    if installed(work):
         return python
-    subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True)
     pip = [str(python), "-m", "pip", "install", "-q"]
-    # torch first and pinned: unpinned, joeynmt's dependency pulls a multi-GB CUDA build
-    subprocess.run([*pip, "torch==2.13.0"], check=True)
-    # `python -m joeynmt` needs importlib_metadata, which joeynmt 2.3 does not declare
-    subprocess.run([*pip, "joeynmt==2.3.0", "importlib_metadata", "sentencepiece==0.2.0"],
-                   check=True)  # fmt: skip
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True)
+        # torch first and pinned: unpinned, joeynmt's dependency pulls a multi-GB CUDA build
+        subprocess.run([*pip, "torch==2.13.0"], check=True)
+        # `python -m joeynmt` needs importlib_metadata, which joeynmt 2.3 does not declare
+        subprocess.run([*pip, "joeynmt==2.3.0", "importlib_metadata", "sentencepiece==0.2.0"],
+                       check=True)  # fmt: skip
+    except subprocess.CalledProcessError as failed:
+        raise PeerMissing(
+            f"installing the JoeyNMT peer into {work / 'venv'} failed ({' '.join(failed.cmd)} "
+            f"exited {failed.returncode}; pip's message is above)"
+        ) from failed
     return python
 
 
@@ -84,7 +120,7 @@ def prepare_data(work: Path, data_root: Path = DEFAULT_DATA) -> Path:
         for lang in LANGS:
             source = (data_root / f"{split}.{lang}").resolve()
             if not source.is_file():
-                raise FileNotFoundError(f"{source}: Multi30k {split}.{lang} is missing")
+                raise PeerMissing(f"{source}: Multi30k {split}.{lang} is missing (--data)")
             link = data / f"{split}.{lang}"
             if not link.exists():
                 link.symlink_to(source)
@@ -122,7 +158,7 @@ def write_configs(work: Path, templates: Path = BENCH_CONFIGS) -> dict[str, Path
         target.write_text(template.read_text().replace("$WORK", str(work)), encoding="utf-8")
         configs[template.stem] = target
     if not configs:
-        raise FileNotFoundError(f"{templates}: no JoeyNMT config templates (*.yaml) found")
+        raise PeerMissing(f"{templates}: no JoeyNMT config templates (*.yaml) found")
     return configs
 
 
@@ -148,9 +184,28 @@ def write_recipe_config(work: Path, *, lr: float, warmup: int, base: str = "p1_t
 
 
 def setup(work: Path = DEFAULT_WORK, data_root: Path = DEFAULT_DATA) -> dict[str, Path]:
+    """Install the peer (once), then its data and configs: everything ``train`` needs."""
     ensure_venv(work)
     prepare_data(work, data_root)
     return write_configs(work)
+
+
+def prepare(work: Path = DEFAULT_WORK, data_root: Path = DEFAULT_DATA) -> dict[str, Path]:
+    """As ``setup``, but never installs: PeerMissing (one line) when JoeyNMT is not there, so
+    a benchmark stops before its first run instead of pip-installing or failing mid-way."""
+    require(work)
+    prepare_data(work, data_root)
+    return write_configs(work)
+
+
+def parse_training_log(text: str) -> tuple[int, list[float]]:
+    """(last update logged, "Tokens per Sec" of every logging window) of a JoeyNMT training
+    log; (0, []) when it logged no window."""
+    updates, tokens_per_second = 0, []
+    for match in STEP_LINE.finditer(text):
+        updates = int(match.group(1))
+        tokens_per_second.append(float(match.group(2)))
+    return updates, tokens_per_second
 
 
 def _env(threads: int) -> dict[str, str]:
@@ -186,9 +241,7 @@ def train(
                 process.wait()
     result = PeerTraining(config=config, seconds=time.perf_counter() - start, log=log)
     text = log.read_text(errors="replace")
-    for match in STEP_LINE.finditer(text):
-        result.updates = int(match.group(1))
-        result.tokens_per_second.append(float(match.group(2)))
+    result.updates, result.tokens_per_second = parse_training_log(text)
     if not result.tokens_per_second:
         tail = "\n".join(text.splitlines()[-15:])
         raise RuntimeError(f"JoeyNMT logged no 'Tokens per Sec' line in {log}:\n{tail}")
@@ -214,11 +267,17 @@ def decode(
                "--output-path", str(output)]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, env=_env(threads))
     log = done.stdout + done.stderr
-    took = GENERATION_LINE.search(log)
+    took = generation_seconds(log)
     if done.returncode != 0 or took is None:
         raise RuntimeError(f"joeynmt test {filled} failed:\n{log[-2000:]}")
     hypotheses = Path(f"{output}.test").read_text(encoding="utf-8").splitlines()
-    return float(took.group(1)), hypotheses
+    return took, hypotheses
+
+
+def generation_seconds(log: str) -> float | None:
+    """JoeyNMT's own "Generation took" seconds in a ``joeynmt test`` log (None: not there)."""
+    took = GENERATION_LINE.search(log)
+    return float(took.group(1)) if took else None
 
 
 def main() -> None:
@@ -229,11 +288,20 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     args = parser.parse_args()
-    setup(args.work, args.data)
-    if args.command == "train":
-        run = train(args.config, seconds=args.seconds, work=args.work)
-        print(f"{run.config}: {run.updates} updates in {run.seconds:.0f} s, median "
-              f"{run.median_tokens_per_second:.0f} target tokens/s ({run.log})")  # fmt: skip
+    try:
+        if args.command == "setup":
+            setup(args.work, args.data)
+            return
+        prepare(args.work, args.data)
+    except PeerMissing as missing:
+        sys.exit(f"error: {missing}")
+    # the protocol's configs and those written beside them (write_recipe_config)
+    configs = sorted(p.stem for p in (args.work / "configs").glob("*.yaml") if ".run" not in p.stem)
+    if args.config not in configs:
+        parser.error(f"config {args.config!r}: expected one of {configs}")
+    run = train(args.config, seconds=args.seconds, work=args.work)
+    print(f"{run.config}: {run.updates} updates in {run.seconds:.0f} s, median "
+          f"{run.median_tokens_per_second:.0f} target tokens/s ({run.log})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 # off by the end of a session continues where it stopped (delete a file to redo its step).
 #
 #   bash experiments/benchmarks/run_all.sh [OUT]     # default experiments/benchmarks/results/<date>
+#   bash experiments/benchmarks/run_all.sh --list [OUT]   # each step's name and command; runs nothing
 #
 # Needs the machine to itself (each system gets both cores in turn): about 2.5 hours on a 2-core
 # CPU, most of it the time-to-BLEU runs (ours, then the plain-torch reference, 40 minutes of
@@ -11,15 +12,24 @@
 # environment is made once by `joeynmt_peer.py setup` (.cache/peer, pip from the registry).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+LIST=false
+if [[ ${1:-} == --list ]]; then
+  LIST=true
+  shift
+fi
 PY=${PYTHON:-.venv/bin/python}
 OUT=${1:-experiments/benchmarks/results/$(date -u +%Y%m%d)}
 BENCH=experiments/benchmarks
 export WANDB_MODE=${WANDB_MODE:-offline}
-mkdir -p "$OUT"
+$LIST || mkdir -p "$OUT"
 
 step() {  # step NAME COMMAND...: run COMMAND unless OUT/NAME.txt exists; its output goes there
   local name=$1
   shift
+  if $LIST; then  # one line per step, "NAME: COMMAND" (the test suite checks the options)
+    echo "$name: $*"
+    return
+  fi
   if [[ -s "$OUT/$name.txt" ]]; then
     echo "== $name: done before ($OUT/$name.txt)"
     return
@@ -43,8 +53,14 @@ step peer_setup "$PY" $BENCH/joeynmt_peer.py setup
 step time_to_bleu "$PY" $BENCH/time_to_bleu.py --work .cache/time_to_bleu --out "$OUT"
 # decoding speed with models of similar quality: our 30-minute snapshot vs the peer trained
 # under our recipe for 30 minutes (ours is trained again if that snapshot is gone)
-OURS_30=$(ls -d .cache/time_to_bleu/ours-*/ 2>/dev/null | tail -1)snapshots/minute-030.ckpt
-[[ -f "$OURS_30" ]] && OURS=(--ours "$OURS_30") || OURS=()
+# (a glob, not `ls | tail`: under pipefail a failing ls ended the whole queue here, silently,
+# exactly when the snapshot was gone)
+RUNS=()
+for run in .cache/time_to_bleu/ours-*/; do [[ -d "$run" ]] && RUNS+=("$run"); done
+OURS=()
+if ((${#RUNS[@]})) && [[ -f "${RUNS[-1]}snapshots/minute-030.ckpt" ]]; then
+  OURS=(--ours "${RUNS[-1]}snapshots/minute-030.ckpt")
+fi
 step decoding "$PY" $BENCH/decoding_vs_peer.py "${OURS[@]}" --train-minutes 30 --out "$OUT"
 # one training step in fp32 / bf16 autocast / torch.compile, alternating in one process
 step precision_step_transformer "$PY" $BENCH/precision_step.py transformer fp32,bf16,compile,compile_bf16 --rounds 6
@@ -53,4 +69,4 @@ step precision_step_bahdanau "$PY" $BENCH/precision_step.py bahdanau fp32,bf16 -
 step throughput "$PY" $BENCH/throughput_vs_peers.py --rounds 2 --seconds 90 --peer-seconds 180 --out "$OUT"
 # the KV cache: cached vs uncached greedy at forced length 50
 step cached_decoding "$PY" $BENCH/cached_decoding.py --batch-sizes 1 64 --length 50
-echo "all steps done: $OUT"
+$LIST || echo "all steps done: $OUT"

@@ -17,9 +17,20 @@ ours and the peers within each round (``--rounds``), so drifting load hits all o
 figure is real target tokens (padding excluded) per second of the training loop: batch
 fetching, forward, backward and optimiser; not start-up, data preparation or validation
 (validation is off). For JoeyNMT it is the median of the "Tokens per Sec" it logs every
-50 updates. The table shows the median over rounds and the ratios the issue asks for.
+50 updates. The table shows the median over rounds and the ratios the issue asks for, and
+each system's parameter count (ours: as its run recorded it), so a table always says which
+model it measured.
+
+Ours runs at the ``multi30k`` scale (conf/scale/multi30k.yaml: Multi30k, 4,096-token batches,
+the family's multi30k sizes) with P1's/P2's shape also given key by key below: the shape never
+follows a size file silently. JoeyNMT must have been installed first (``joeynmt_peer.py
+setup``); without it a peer system stops the script with one line saying so, before anything
+runs.
 
     python experiments/benchmarks/throughput_vs_peers.py --rounds 2 --out experiments/benchmarks/results
+    # a quick look that it runs (the test suite's): the first 4 pairs, 1 s each, one thread
+    python experiments/benchmarks/throughput_vs_peers.py --systems ours-transformer,torch-transformer \
+        --rounds 1 --seconds 1 --first-pairs 4 --threads 1 --out OUT
 """
 
 from __future__ import annotations
@@ -37,13 +48,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import joeynmt_peer  # noqa: E402
+import time_to_bleu  # noqa: E402
 from portable_json import write_json  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 
 COMMON = [
-    "data=multi30k",
+    # Multi30k with the multi30k scale's sizes and settings; its early stopping is off already
+    "scale=multi30k",
     "data.max_tokens=4096",
     "++trainer.limit_val_batches=0",  # no validation inside the timed window (as the peer)
     "++trainer.enable_checkpointing=false",
@@ -51,20 +64,21 @@ COMMON = [
     "test=false",
     "~callbacks.model_checkpoint",
     "~callbacks.last_checkpoint",
-    "~callbacks.early_stopping",
     "~callbacks.progress_bar",
     "~callbacks.diagnostics",
     "logger=csv",
-    "threads=2",
 ]
 OURS = {
     "ours-transformer": [
-        "model=transformer", "model.heads=4", "model.norm=pre", "model.tie_embeddings=all",
-        "model.dropout=0.1", "optim.lr=5e-4", "warmup_steps=4000", "module.label_smoothing=0.1",
+        "model=transformer", "model.d_model=256", "model.heads=4", "model.d_ff=1024",
+        "model.encoder_layers=3", "model.decoder_layers=3", "model.norm=pre",
+        "model.positions=sinusoidal", "model.tie_embeddings=all", "model.dropout=0.1",
+        "optim.lr=5e-4", "warmup_steps=4000", "module.label_smoothing=0.1",
     ],
     "ours-bahdanau": [
-        "model=bahdanau", "model.cell=gru", "model.hidden_size=256", "model.embedding_dim=256",
-        "model.dropout=0.2", "optim.lr=5e-4", "schedule=constant", "module.label_smoothing=0.0",
+        "model=bahdanau", "model.cell=gru", "model.bidirectional=true", "model.num_layers=1",
+        "model.hidden_size=256", "model.embedding_dim=256", "model.dropout=0.2",
+        "optim.lr=5e-4", "schedule=constant", "module.label_smoothing=0.0",
     ],
 }  # fmt: skip
 # Full precision, said explicitly (the default `auto` picks per machine); and the same two
@@ -78,40 +92,65 @@ ORDER = ["ours-transformer", "joeynmt-p1", "torch-transformer", "ours-bahdanau",
          "ours-transformer-bf16", "ours-bahdanau-bf16"]  # fmt: skip
 
 
-def run_ours(name: str, seconds: float, root: Path, workdir: Path) -> dict:
-    run_dir = workdir / f"{name}-{time.strftime('%H%M%S')}"
-    command = [PYTHON, "-m", "seq2seq_lab.train", *COMMON, *OURS[name],
-               f"data.root={root}", f"cpu_run_minutes={seconds / 60:.4f}",
+def ours_overrides(
+    name: str, seconds: float, root: Path, first_pairs: int | None = None, threads: int = 2
+) -> list[str]:
+    """The overrides of ``python -m seq2seq_lab.train`` for one of our systems (all but the
+    run directory): training for ``seconds`` of wall clock."""
+    return [*COMMON, *OURS[name], *time_to_bleu.first_pairs_overrides(first_pairs),
+            f"threads={threads}",
+            f"data.root={root}",
+            # trainer.max_time, not cpu_run_minutes: that takes whole minutes only
+            f"trainer.max_time.minutes={seconds / 60:.4f}"]  # fmt: skip
+
+
+def run_ours(
+    name: str, seconds: float, root: Path, workdir: Path, first_pairs: int | None = None,
+    threads: int = 2,
+) -> dict:  # fmt: skip
+    # the round's index too: a toy round can start within the second the last one did
+    run_dir = workdir / f"{name}-{len(list(workdir.iterdir()))}-{time.strftime('%H%M%S')}"
+    command = [PYTHON, "-m", "seq2seq_lab.train",
+               *ours_overrides(name, seconds, root, first_pairs, threads),
                f"hydra.run.dir={run_dir}"]  # fmt: skip
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
                           env={**os.environ, "WANDB_MODE": "offline"})  # fmt: skip
     results_file = run_dir / "results.json"
     if done.returncode != 0 or not results_file.exists():
         raise RuntimeError(f"{name} failed:\n{done.stderr[-3000:]}")
-    timing = json.loads(results_file.read_text())["timing"]
+    results = json.loads(results_file.read_text())
+    timing = results["timing"]
     return {
         "tokens_per_second": timing["train_loop_tokens_per_second"],
         "step_tokens_per_second": timing["train_tokens_per_second"],
         "seconds": timing["train_loop_seconds"],
+        "steps": results["training"]["steps"],
+        "parameters": results["parameters"],
+        "model": time_to_bleu.shape(results["config"]["model"]),
         "command": " ".join(command[1:]),
     }
 
 
-def run_torch(seconds: float, root: Path, workdir: Path) -> dict:
-    out = workdir / f"torch-{time.strftime('%H%M%S')}.json"
+def run_torch(
+    seconds: float, root: Path, workdir: Path, first_pairs: int | None = None, threads: int = 2
+) -> dict:
+    out = workdir / f"torch-{len(list(workdir.iterdir()))}-{time.strftime('%H%M%S')}.json"
     command = [PYTHON, str(Path(__file__).with_name("torch_reference.py")), "--seconds",
                str(seconds), "--root", str(root), "--lr", "5e-4", "--warmup", "4000",
-               "--threads", "2", "--json", str(out)]  # fmt: skip
+               "--threads", str(threads), "--json", str(out)]  # fmt: skip
+    if first_pairs:
+        command += ["--first-pairs", str(first_pairs)]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"torch reference failed:\n{done.stderr[-3000:]}")
     result = json.loads(out.read_text())
     return {"tokens_per_second": result["tokens_per_second"], "seconds": result["train_seconds"],
-            "command": " ".join(command[1:])}  # fmt: skip
+            "steps": result["steps"], "parameters": result["parameters"],
+            "model": result["model"], "command": " ".join(command[1:])}  # fmt: skip
 
 
-def run_peer(name: str, seconds: float, work: Path) -> dict:
-    run = joeynmt_peer.train(PEERS[name], seconds=seconds, work=work)
+def run_peer(name: str, seconds: float, work: Path, threads: int = 2) -> dict:
+    run = joeynmt_peer.train(PEERS[name], seconds=seconds, work=work, threads=threads)
     return {"tokens_per_second": run.median_tokens_per_second, "windows": run.tokens_per_second,
             "updates": run.updates, "seconds": run.seconds, "log": str(run.log)}  # fmt: skip
 
@@ -127,27 +166,43 @@ def main() -> None:
     parser.add_argument("--systems", default=",".join(ORDER))
     parser.add_argument("--work", type=Path, default=joeynmt_peer.DEFAULT_WORK)
     parser.add_argument("--out", type=Path, help="write throughput.json here")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="torch threads of every system (the protocol: both cores of its "
+                             "2-core machine, one system at a time)")  # fmt: skip
+    parser.add_argument("--first-pairs", type=int, metavar="N",
+                        help="ours and torch train on the first N pairs of each split only (a "
+                             "quick look that the systems run; the peers read their own data)")  # fmt: skip
     args = parser.parse_args()
     systems = args.systems.split(",")
     unknown = sorted(set(systems) - set(ORDER))
     if unknown:
         parser.error(f"--systems: unknown {unknown}; expected some of {ORDER}")
+    if args.first_pairs is not None and args.first_pairs < 1:
+        parser.error("--first-pairs: expected a positive number")
     args.work.mkdir(parents=True, exist_ok=True)
     if any(s in PEERS for s in systems):
-        joeynmt_peer.setup(args.work, args.root)
+        try:  # before the first round: a missing peer must not cost the other systems' runs
+            joeynmt_peer.prepare(args.work, args.root)
+        except joeynmt_peer.PeerMissing as missing:
+            sys.exit(f"error: {missing}")
     workdir = Path(tempfile.mkdtemp(prefix="throughput-", dir=args.work))
 
     runs: dict[str, list[dict]] = {name: [] for name in systems}
     for r in range(args.rounds):
         for name in systems if r % 2 == 0 else systems[::-1]:
             if name in OURS:
-                result = run_ours(name, args.seconds, args.root, workdir)
+                result = run_ours(name, args.seconds, args.root, workdir, args.first_pairs,
+                                  args.threads)  # fmt: skip
             elif name in PEERS:
-                result = run_peer(name, args.peer_seconds, args.work)
+                result = run_peer(name, args.peer_seconds, args.work, args.threads)
             else:
-                result = run_torch(args.seconds, args.root, workdir)
+                result = run_torch(args.seconds, args.root, workdir, args.first_pairs,
+                                   args.threads)  # fmt: skip
             runs[name].append(result)
-            print(f"round {r + 1} {name}: {result['tokens_per_second']:.0f} tokens/s", flush=True)
+            line = f"round {r + 1} {name}: {result['tokens_per_second']:.0f} tokens/s"
+            if "parameters" in result:  # the peers' logs do not say
+                line += f" ({result['parameters']:,} parameters: {result['model']})"
+            print(line, flush=True)
 
     median = {n: statistics.median(x["tokens_per_second"] for x in rs) for n, rs in runs.items()}
     ratios = {}
@@ -168,7 +223,9 @@ def main() -> None:
         args.out.mkdir(parents=True, exist_ok=True)
         write_json(args.out / "throughput.json",
                    {"median_tokens_per_second": median, "ratios": ratios, "runs": runs,
-                    "rounds": args.rounds, "cpu_count": os.cpu_count()})  # fmt: skip
+                    "rounds": args.rounds, "threads": args.threads,
+                    "first_pairs": args.first_pairs,
+                    "cpu_count": os.cpu_count()})  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -12,6 +12,13 @@ greedy, and the time to reach ``--target`` BLEU (greedy) is the first mark at or
 
     python experiments/benchmarks/time_to_bleu.py --out experiments/benchmarks/results
     python experiments/benchmarks/time_to_bleu.py --minutes 1,2 --beam-minutes 2 --systems ours
+    # a quick look that both systems run (the test suite's): the first 4 pairs, 0.6 s of
+    # training clock, greedy only, one thread
+    python experiments/benchmarks/time_to_bleu.py --minutes 0.01 --beam-minutes '' \
+        --first-pairs 4 --threads 1 --out OUT
+
+Both systems' lines name the model they trained (parameters and shape), so a figure always says
+what it measured.
 """
 
 from __future__ import annotations
@@ -51,14 +58,35 @@ def recipe_values() -> dict:
             "max_tokens": int(cfg.data.max_tokens)}  # fmt: skip
 
 
-def train_recipe(minutes: list[float], root: Path, work: Path) -> tuple[Path, dict]:
+def first_pairs_overrides(first_pairs: int | None) -> list[str]:
+    """``data.first_pairs`` for every split: a quick subset of the corpus (None: all of it)."""
+    if not first_pairs:
+        return []
+    return [f"data.first_pairs.{split}={first_pairs}" for split in ("train", "val", "test")]
+
+
+def shape(model: dict) -> str:
+    """The sizes of a recorded model config (a Transformer's or an RNN's) in one line."""
+    keys = ("d_model", "heads", "d_ff", "encoder_layers", "decoder_layers", "norm",
+            "tie_embeddings", "cell", "bidirectional", "num_layers", "hidden_size",
+            "embedding_dim", "dropout")  # fmt: skip
+    return ", ".join(f"{key} {model[key]}" for key in keys if key in model)
+
+
+def train_recipe(
+    minutes: list[float], root: Path, work: Path, first_pairs: int | None = None,
+    threads: int = 2,
+) -> tuple[Path, dict]:  # fmt: skip
     """Our recipe with snapshots at ``minutes`` of training clock (the last ends the run):
-    the run directory and what it recorded."""
+    the run directory and what it recorded (the model's parameters and shape among it)."""
     run_dir = work / f"ours-{time.strftime('%Y%m%d-%H%M%S')}"
     marks = "[" + ",".join(f"{m:g}" for m in minutes) + "]"
     train = [PYTHON, "-m", "seq2seq_lab.train", f"recipe={RECIPE}", f"data.root={root}",
-             f"callbacks.wall_clock.minutes={marks}", "test=false", "threads=2",
-             "~callbacks.progress_bar", f"hydra.run.dir={run_dir}"]  # fmt: skip
+             *first_pairs_overrides(first_pairs), f"callbacks.wall_clock.minutes={marks}",
+             "test=false", f"threads={threads}", "~callbacks.progress_bar",
+             # heatmaps are no part of time-to-BLEU; drawing them takes seconds per validation
+             # (outside the training clock: wall time only)
+             "~callbacks.attention_plots", f"hydra.run.dir={run_dir}"]  # fmt: skip
     started = time.perf_counter()
     _run(train)
     results = json.loads((run_dir / "results.json").read_text())
@@ -68,11 +96,18 @@ def train_recipe(minutes: list[float], root: Path, work: Path) -> tuple[Path, di
         "steps": results["training"]["steps"],
         "precision": results.get("precision"),
         "tokens_per_second": results["timing"]["train_loop_tokens_per_second"],
+        "parameters": results["parameters"],
+        "model": shape(results["config"]["model"]),
     }
 
 
-def ours(minutes: list[float], beam_minutes: list[float], root: Path, work: Path) -> dict:
-    run_dir, out = train_recipe(minutes, root, work)
+def ours(
+    minutes: list[float], beam_minutes: list[float], root: Path, work: Path,
+    first_pairs: int | None = None, threads: int = 2,
+) -> dict:  # fmt: skip
+    run_dir, out = train_recipe(minutes, root, work, first_pairs, threads)
+    print(f"ours: {out['parameters']:,} parameters ({out['model']}), {out['steps']} updates",
+          flush=True)  # fmt: skip
     out["marks"] = {}
     for minute in minutes:
         snapshot = run_dir / "snapshots" / f"minute-{minute:03g}.ckpt"
@@ -80,7 +115,8 @@ def ours(minutes: list[float], beam_minutes: list[float], root: Path, work: Path
         for beam in (1, 5) if minute in beam_minutes else (1,):
             eval_dir = run_dir / f"eval-{minute:g}-beam{beam}"
             _run([PYTHON, "-m", "seq2seq_lab.eval", f"ckpt_path={snapshot}", f"data.root={root}",
-                  f"decoding.beam_size={beam}", "threads=2", f"hydra.run.dir={eval_dir}"])  # fmt: skip
+                  f"decoding.beam_size={beam}", f"threads={threads}",
+                  f"hydra.run.dir={eval_dir}"])  # fmt: skip
             test = json.loads((eval_dir / "eval_results.json").read_text())["test"]
             scores["greedy" if beam == 1 else "beam5"] = test["bleu"]
         out["marks"][f"{minute:g}"] = scores
@@ -88,18 +124,25 @@ def ours(minutes: list[float], beam_minutes: list[float], root: Path, work: Path
     return out
 
 
-def reference(minutes: list[float], root: Path, work: Path) -> dict:
+def reference(
+    minutes: list[float], root: Path, work: Path, first_pairs: int | None = None,
+    threads: int = 2,
+) -> dict:  # fmt: skip
     out_file = work / f"torch-{time.strftime('%Y%m%d-%H%M%S')}.json"
     recipe = recipe_values()
     command = [PYTHON, str(Path(__file__).with_name("torch_reference.py")), "--root", str(root),
                "--minutes", ",".join(f"{m:g}" for m in minutes), "--lr", f"{recipe['lr']:g}",
                "--warmup", str(recipe["warmup"]), "--max-tokens", str(recipe["max_tokens"]),
-               "--threads", "2", "--json", str(out_file)]  # fmt: skip
+               "--threads", str(threads), "--json", str(out_file)]  # fmt: skip
+    if first_pairs:
+        command += ["--first-pairs", str(first_pairs)]
     started = time.perf_counter()
     _run(command)
     result = json.loads(out_file.read_text())
     result["command"] = " ".join(command[1:])
     result["wall_seconds"] = time.perf_counter() - started
+    print(f"torch reference: {result['parameters']:,} parameters ({result['model']}), "
+          f"{result['steps']} updates", flush=True)  # fmt: skip
     for minute, scores in result["marks"].items():
         print(f"torch reference, minute {minute}: greedy {scores['bleu']:.2f}")
     return result
@@ -127,18 +170,31 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
     parser.add_argument("--work", type=Path, default=REPO / ".cache" / "time_to_bleu")
     parser.add_argument("--out", type=Path, help="write time_to_bleu.json here")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="torch threads of each system (both cores of a 2-core machine)")  # fmt: skip
+    parser.add_argument("--first-pairs", type=int, metavar="N",
+                        help="only the first N pairs of each split (a quick look that it runs)")  # fmt: skip
     args = parser.parse_args()
-    minutes = [float(m) for m in args.minutes.split(",")]
-    beam_minutes = [float(m) for m in args.beam_minutes.split(",")]
+    try:  # '' for --beam-minutes: greedy only
+        minutes = [float(m) for m in args.minutes.split(",")]
+        beam_minutes = [float(m) for m in args.beam_minutes.split(",") if m.strip()]
+    except ValueError as error:
+        parser.error(f"--minutes/--beam-minutes: comma-separated minutes expected ({error})")
+    if args.first_pairs is not None and args.first_pairs < 1:
+        parser.error("--first-pairs: expected a positive number")
+    systems = args.systems.split(",")
+    unknown = sorted(set(systems) - {"ours", "reference"})
+    if unknown:  # before anything runs, not after ours has trained for 40 minutes
+        parser.error(f"--systems: unknown {unknown}; expected ours and/or reference")
     args.work.mkdir(parents=True, exist_ok=True)
     results = {}
-    for system in args.systems.split(","):
+    for system in systems:
         if system == "ours":
-            results["ours"] = ours(minutes, beam_minutes, args.root, args.work)
-        elif system == "reference":
-            results["reference"] = reference(minutes, args.root, args.work)
+            results["ours"] = ours(minutes, beam_minutes, args.root, args.work,
+                                   args.first_pairs, args.threads)  # fmt: skip
         else:
-            parser.error(f"--systems: unknown {system!r}; expected ours and/or reference")
+            results["reference"] = reference(minutes, args.root, args.work, args.first_pairs,
+                                             args.threads)  # fmt: skip
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         # --systems ours and --systems reference may run as separate invocations: merge.

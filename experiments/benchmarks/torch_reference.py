@@ -14,6 +14,8 @@ Two uses:
     python experiments/benchmarks/torch_reference.py --seconds 120 --json out.json
     # time-to-BLEU: snapshots at training-clock minutes, then greedy test2016 BLEU for each
     python experiments/benchmarks/torch_reference.py --minutes 10,20,30,40 --json out.json
+    # a quick look that it runs: the first 100 pairs of each split, 2 s of training
+    python experiments/benchmarks/torch_reference.py --seconds 2 --first-pairs 100
 
 Schedule: linear warmup over --warmup steps to --lr, then lr * sqrt(warmup / step) (the
 inverse-sqrt schedule of ours, conf/schedule/inverse_sqrt.yaml), label smoothing 0.1, gradient
@@ -31,7 +33,6 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from hydra import compose, initialize_config_dir
 from torch import Tensor, nn
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,25 +40,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from transformer_vs_torch import TorchTransformer  # noqa: E402
 
+from seq2seq_lab.config import compose_train  # noqa: E402
 from seq2seq_lab.data.specials import BOS_ID, EOS_ID, PAD_ID  # noqa: E402
 from seq2seq_lab.metrics.corpus import corpus_scores  # noqa: E402
-from seq2seq_lab.pipeline import build_datamodule  # noqa: E402
+from seq2seq_lab.pipeline.building import build_datamodule  # noqa: E402
 
 DEFAULT_ROOT = REPO.parent / "shared" / "data" / "multi30k"
 
 
-def multi30k(root: Path, max_tokens: int, seed: int):
-    """Our datamodule over Multi30k (joint BPE 8k), set up for training and test."""
-    with initialize_config_dir(str(REPO / "conf"), version_base="1.3"):
-        cfg = compose(
-            "train",
-            overrides=[
-                "data=multi30k",
-                f"data.root={root}",
-                f"data.max_tokens={max_tokens}",
-                f"data.seed={seed}",
-            ],
-        )
+def multi30k(root: Path, max_tokens: int, seed: int, first_pairs: int | None = None):
+    """Our datamodule over Multi30k (joint BPE 8k) as ours reads it at the multi30k scale, set
+    up for training and test; ``first_pairs``: only the first N pairs of each split."""
+    limits = [f"data.first_pairs.{split}={first_pairs}" for split in ("train", "val", "test")]
+    cfg = compose_train(
+        "scale=multi30k",
+        f"data.root={root}",
+        f"data.max_tokens={max_tokens}",
+        f"data.seed={seed}",
+        *(limits if first_pairs else []),
+    )
     datamodule = build_datamodule(cfg.data)
     datamodule.prepare_data()
     datamodule.setup("fit")
@@ -137,19 +138,28 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--first-pairs", type=int, metavar="N",
+                        help="only the first N pairs of each split (a quick look that it runs)")  # fmt: skip
     args = parser.parse_args()
     if (args.seconds is None) == (args.minutes is None):
         parser.error("give exactly one of --seconds and --minutes")
+    if args.first_pairs is not None and args.first_pairs < 1:
+        parser.error("--first-pairs: expected a positive number")
     if args.threads:
         torch.set_num_threads(args.threads)
     marks = [float(m) for m in args.minutes.split(",")] if args.minutes else []
     budget = args.seconds if args.seconds is not None else max(marks) * 60
 
     torch.manual_seed(args.seed)
-    datamodule = multi30k(args.root, args.max_tokens, args.seed)
+    datamodule = multi30k(args.root, args.max_tokens, args.seed, args.first_pairs)
     vocab = datamodule.tgt_vocab_size
-    model = TorchTransformer(vocab=vocab, d_model=256, heads=4, d_ff=1024, layers=3,
-                             dropout=args.dropout).train()  # fmt: skip
+    shape = {"d_model": 256, "heads": 4, "d_ff": 1024, "layers": 3}  # P1's
+    model = TorchTransformer(vocab=vocab, dropout=args.dropout, **shape).train()
+    parameters = sum(p.numel() for p in model.parameters())  # the tied table counted once
+    described = (f"d_model {shape['d_model']}, heads {shape['heads']}, d_ff {shape['d_ff']}, "
+                 f"encoder_layers {shape['layers']}, decoder_layers {shape['layers']}, norm pre, "
+                 f"tie_embeddings all, vocab {vocab}")  # fmt: skip
+    print(f"torch.nn.Transformer: {parameters:,} parameters ({described})", flush=True)
     optimizer = torch.optim.Adam(
         model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9, fused=True
     )  # fmt: skip  (the kernel ours uses in fp32)
@@ -190,6 +200,8 @@ def main() -> None:
         "train_seconds": clock,
         "target_tokens": tokens,
         "tokens_per_second": tokens / clock,
+        "parameters": parameters,
+        "model": described,
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "hyperparameters": {k: str(v) for k, v in vars(args).items()},
