@@ -65,6 +65,9 @@ step decoding "$PY" $BENCH/decoding_vs_peer.py "${OURS[@]}" --train-minutes 30 -
 # one training step in fp32 / bf16 autocast / torch.compile, alternating in one process
 step precision_step_transformer "$PY" $BENCH/precision_step.py transformer fp32,bf16,compile,compile_bf16 --rounds 6
 step precision_step_bahdanau "$PY" $BENCH/precision_step.py bahdanau fp32,bf16 --rounds 6
+# the training loop against its own bare step: the same network, batches and precision
+step loop_vs_step_transformer "$PY" $BENCH/loop_vs_step.py --updates 30 --rounds 2 --out "$OUT/loop_vs_step_transformer.json" recipe=transformer_multi30k_cpu trainer.precision=32-true
+step loop_vs_step_bahdanau "$PY" $BENCH/loop_vs_step.py --updates 30 --rounds 2 --out "$OUT/loop_vs_step_bahdanau.json" scale=multi30k model=bahdanau
 # the training loop's target tokens/s: ours (fp32 and bf16-mixed) vs JoeyNMT vs plain torch
 step throughput "$PY" $BENCH/throughput_vs_peers.py --rounds 2 --seconds 90 --peer-seconds 180 --out "$OUT"
 # the KV cache: cached vs uncached greedy at forced length 50

@@ -282,7 +282,8 @@ def test_run_all_lists_its_steps_with_options_the_scripts_take(tmp_path):
     assert not (tmp_path / "out").exists(), "--list made its output folder"
     steps = dict(line.split(": ", 1) for line in done.stdout.splitlines())
     assert list(steps) == ["machine", "peer_setup", "time_to_bleu", "decoding",
-                           "precision_step_transformer", "precision_step_bahdanau", "throughput",
+                           "precision_step_transformer", "precision_step_bahdanau",
+                           "loop_vs_step_transformer", "loop_vs_step_bahdanau", "throughput",
                            "cached_decoding"]  # fmt: skip
     for name, command in steps.items():
         used = re.search(r"experiments/benchmarks/(\w+\.py)(.*)", command)

@@ -1,4 +1,4 @@
-"""loop_vs_step.py and precision_step.py, run as a user types them, at a toy size: they run,
+"""loop_vs_step.py, precision_step.py and loss_passes.py, run as a user types them, at a toy size: they run,
 time the network the run would train, and the loop and its bare step see the same batches."""
 
 from __future__ import annotations
@@ -60,3 +60,14 @@ def test_precision_step_times_the_multi30k_network():
     assert f"{expected:,} parameters" in done.stdout
     (line,) = [line for line in done.stdout.splitlines() if "ms/step" in line]
     assert float(re.search(r"([\d.]+) ms/step", line).group(1)) > 0
+
+
+def test_loss_passes_times_both_losses_on_the_runs_batches():
+    done = script(
+        "loss_passes.py", "--batches", "2", "--rounds", "1", "scale=smoke", "model=transformer"
+    )
+    times = dict(re.findall(r"^(two cross_entropy passes|one log-softmax) +([\d.]+) ms/step$",
+                            done.stdout, flags=re.M))  # fmt: skip
+    assert set(times) == {"two cross_entropy passes", "one log-softmax"}
+    assert all(float(ms) > 0 for ms in times.values())
+    assert "two passes / one log-softmax:" in done.stdout
