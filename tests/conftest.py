@@ -60,6 +60,23 @@ def one_thread():
     torch.set_num_threads(previous)
 
 
+@pytest.fixture(scope="session")  # session: module-scoped fixtures (trained models) take it too
+def device() -> str:
+    """The device "cuda" where torch finds a GPU, else "cpu": the tests marked ``cuda`` (the equivalences
+    a GPU could break: cached == full decoding, beam 1 == greedy, batch invariance, every
+    family's fast_dev_run, bf16-mixed steps, the checkpoint round trip) take it, so that
+    ``pytest -m cuda`` on a lent GPU (experiments/gpu/check.sh) runs them there, and the
+    same tests keep running on the CPU everywhere else."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def accelerator_override(device: str) -> str:
+    """The trainer override that puts a run through the configs on ``device``."""
+    return f"trainer.accelerator={'gpu' if device == 'cuda' else 'cpu'}"
+
+
 @pytest.fixture(autouse=True)
 def _offline_wandb(monkeypatch):
     monkeypatch.setenv("WANDB_MODE", "offline")

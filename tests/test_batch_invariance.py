@@ -92,7 +92,7 @@ def mixed_sources(datamodule) -> list[str]:
 
 
 @pytest.fixture(scope="module", params=list(VARIANTS))
-def trained(request, tmp_path_factory) -> Trained:
+def trained(request, tmp_path_factory, device) -> Trained:
     family, *options = VARIANTS[request.param]
     run_dir = tmp_path_factory.mktemp(f"batch_invariance_{request.param}")
     overrides = tiny_overrides(family, *FAST_TRAINING, *options)
@@ -101,7 +101,7 @@ def trained(request, tmp_path_factory) -> Trained:
     datamodule = build_datamodule(cfg.data)
     datamodule.prepare_data()
     datamodule.setup("fit")
-    module = build_module(cfg, datamodule)
+    module = build_module(cfg, datamodule).to(device)
     with single_thread():
         train(module, datamodule, STEPS, cfg.trainer.gradient_clip_val)
     return Trained(module.eval(), datamodule, mixed_sources(datamodule))
@@ -117,7 +117,7 @@ def train(module, datamodule, steps: int, clip: float) -> None:
     step = 0
     while step < steps:
         for batch in datamodule.train_dataloader():
-            loss_sum, _, n_tokens = module.loss_terms(batch)
+            loss_sum, _, n_tokens = module.loss_terms(batch.to(module.device))
             optimizer.zero_grad()
             (loss_sum / n_tokens).backward()
             torch.nn.utils.clip_grad_norm_(module.parameters(), clip)
@@ -154,6 +154,7 @@ def output_limits(trained: Trained, search: dict) -> list[int]:
     ]
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("search", list(SEARCHES))
 def test_outputs_do_not_depend_on_the_batch(trained, translations, search):
     outputs = translations[search]
@@ -182,6 +183,7 @@ def test_beam_search_is_not_greedy_in_disguise(translations):
     assert greedy.scores != pytest.approx(beam.scores, abs=1e-3)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("beam_size", [1, 5])
 def test_dropping_finished_sentences_from_the_batch_changes_nothing(
     trained, beam_size, monkeypatch
@@ -191,6 +193,7 @@ def test_dropping_finished_sentences_from_the_batch_changes_nothing(
     # must give the same tokens, scores and attention for every sentence of the batch.
     settings = decoding_settings(beam_size=beam_size)
     batch = source_batch([trained.datamodule.encode_source(s) for s in trained.sources])
+    batch = batch.to(trained.module.device)
     search = (
         greedy_search
         if beam_size == 1

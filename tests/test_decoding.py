@@ -39,10 +39,11 @@ def source_batch(seed: int = 0):
     return src, src != 0
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("family", FAMILIES)
-def test_beam_size_one_equals_greedy(family):
-    net = tiny_network(family)
-    src, mask = source_batch()
+def test_beam_size_one_equals_greedy(family, device):
+    net = tiny_network(family).to(device)
+    src, mask = (t.to(device) for t in source_batch())
     greedy = greedy_search(net, src, mask, max_len_a=1.5, max_len_b=4, min_len=0)
     # length_penalty 0: lp = 1, so beam scores are plain log-probabilities like greedy's.
     beam = beam_search(

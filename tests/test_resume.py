@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import torch
 from config_values import module_settings
-from conftest import REPO, compose_config, tiny_overrides
+from conftest import REPO, accelerator_override, compose_config, tiny_overrides
 
 from seq2seq_lab.config import model_config
 from seq2seq_lab.data.batching import ResumableDataLoader, TokenBudgetBatchSampler
@@ -248,6 +248,7 @@ def _assert_same_run(resumed: Path, uninterrupted: Path, steps: int, resumed_at:
 
 
 @pytest.mark.slow
+@pytest.mark.cuda
 @pytest.mark.parametrize(
     "seed, limit, stop, total",
     [
@@ -262,10 +263,10 @@ def _assert_same_run(resumed: Path, uninterrupted: Path, steps: int, resumed_at:
     ],
 )
 def test_stop_and_continue_from_last_ckpt_equals_the_uninterrupted_run(
-    seed, limit, stop, total, tmp_path, cache_dir
+    seed, limit, stop, total, tmp_path, cache_dir, device
 ):
     other = "trainer.max_epochs=1000" if limit == "trainer.max_steps" else "trainer.max_steps=-1"
-    args = (f"seed={seed}", other)
+    args = (f"seed={seed}", other, accelerator_override(device))
     full = _run(tmp_path / "full", cache_dir, *args, f"{limit}={total}")
     stopped = _run(tmp_path / "run", cache_dir, *args, f"{limit}={stop}", "test=false")
     last = tmp_path / "run" / "checkpoints" / "last.ckpt"

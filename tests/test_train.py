@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import FAMILIES, compose_config, tiny_overrides
+from conftest import FAMILIES, accelerator_override, compose_config, tiny_overrides
 
 from seq2seq_lab.checkpoint import load_checkpoint
 from seq2seq_lab.pipeline.building import build_datamodule
@@ -25,9 +25,13 @@ def run(tmp_path: Path, cache_dir: Path, *overrides: str, family: str = "bahdana
     return train(cfg)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("family", FAMILIES)
-def test_fast_dev_run_trains_and_tests_every_family(family, tmp_path, cache_dir):
-    results = run(tmp_path, cache_dir, "++trainer.fast_dev_run=true", family=family)
+def test_fast_dev_run_trains_and_tests_every_family(family, tmp_path, cache_dir, device):
+    results = run(
+        tmp_path, cache_dir, "++trainer.fast_dev_run=true", accelerator_override(device),
+        family=family,
+    )  # fmt: skip
     assert results["status"] == "completed"
     assert results["family"] == family
     on_disk = json.loads((tmp_path / "results.json").read_text())
@@ -51,11 +55,12 @@ def test_fast_dev_run_trains_and_tests_every_family(family, tmp_path, cache_dir)
     assert (tmp_path / "hypotheses.test.txt").read_text().count("\n") == 12
 
 
-def test_bf16_mixed_trains_with_clipping_and_the_fused_optimiser(tmp_path, cache_dir):
+@pytest.mark.cuda
+def test_bf16_mixed_trains_with_clipping_and_the_fused_optimiser(tmp_path, cache_dir, device):
     # bf16 autocast runs on CPUs too (AMX/AVX512-BF16 make it faster); no gradient scaler, so
     # the fused optimiser is kept and the module clips itself (Lightning would refuse). oneDNN
     # has no bf16 LSTM kernel without AVX512-BF16 or AMX (an AVX2-only EPYC cannot create the
-    # primitive), so there the recurrent family is replaced by the Transformer
+    # primitive), so there the recurrent family is replaced by the Transformer; cuDNN has one
     bf16_kernels = {"AMX-BF16", "AVX512-BF16"} & set(environment.cpu_features())
     results = run(
         tmp_path,
@@ -63,7 +68,8 @@ def test_bf16_mixed_trains_with_clipping_and_the_fused_optimiser(tmp_path, cache
         "++trainer.fast_dev_run=true",
         "trainer.precision=bf16-mixed",
         "trainer.gradient_clip_val=1.0",
-        family="luong" if bf16_kernels else "transformer",
+        accelerator_override(device),
+        family="luong" if bf16_kernels or device == "cuda" else "transformer",
     )
     assert results["status"] == "completed"
     assert results["test"]["sentences"] == 12  # the whole smoke test set, decoded under bf16

@@ -94,13 +94,16 @@ def _stepwise_logits(net: TransformerNetwork, src, mask, tgt, kv_cache: bool):
     return torch.stack(logits, 1), torch.stack(attention, 1)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("norm", ["pre", "post"])
 @pytest.mark.parametrize("positions", POSITIONS)
-def test_cached_steps_equal_uncached_steps_and_teacher_forcing(positions: str, norm: str) -> None:
+def test_cached_steps_equal_uncached_steps_and_teacher_forcing(
+    positions: str, norm: str, device: str
+) -> None:
     torch.manual_seed(2)
-    net = tiny(positions=positions, norm=norm)
-    src, mask = source_batch()
-    tgt = target_input()
+    net = tiny(positions=positions, norm=norm).to(device)
+    src, mask = (t.to(device) for t in source_batch())
+    tgt = target_input().to(device)
     cached, cached_attention = _stepwise_logits(net, src, mask, tgt, kv_cache=True)
     uncached, uncached_attention = _stepwise_logits(net, src, mask, tgt, kv_cache=False)
     torch.testing.assert_close(cached, uncached, atol=1e-5, rtol=1e-5)
@@ -109,7 +112,7 @@ def test_cached_steps_equal_uncached_steps_and_teacher_forcing(positions: str, n
         cached, net.teacher_forced(src, mask, tgt).logits, atol=1e-5, rtol=1e-5
     )
     # the returned attention is a distribution over the real source tokens
-    torch.testing.assert_close(cached_attention.sum(-1), torch.ones(3, tgt.size(1)))
+    torch.testing.assert_close(cached_attention.sum(-1), torch.ones(3, tgt.size(1), device=device))
     assert (cached_attention[1, :, 4:] == 0).all()
 
 

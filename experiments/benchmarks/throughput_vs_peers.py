@@ -7,7 +7,8 @@ Multi30k train split, joint BPE 8k, batches of at most 4,096 padded tokens):
   d_model 256, 4 heads, ff 1024, dropout 0.1, pre-LN, all embeddings tied), Adam (0.9, 0.98)
   lr 5e-4, inverse-sqrt warmup 4000, label smoothing 0.1;
 - ``joeynmt-p1``: JoeyNMT's P1 config (the same model and recipe);
-- ``torch-transformer``: torch_reference.py, a torch.nn.Transformer of that shape in a plain loop;
+- ``torch-transformer``: torch_reference.py, a torch.nn.Transformer of that shape in a plain loop
+  (``torch-transformer-bf16``: the same loop under bfloat16 autocast);
 - ``ours-bahdanau``: ``model=bahdanau`` at P2's shape (bi-GRU 256, GRU decoder 256,
   embeddings 256, dropout 0.2, untied), Adam lr 5e-4 constant, no label smoothing;
 - ``joeynmt-p2``: JoeyNMT's P2 config.
@@ -31,6 +32,9 @@ runs.
     # a quick look that it runs (the test suite's): the first 4 pairs, 1 s each, one thread
     python experiments/benchmarks/throughput_vs_peers.py --systems ours-transformer,torch-transformer \
         --rounds 1 --seconds 1 --first-pairs 4 --threads 1 --out OUT
+    # on a GPU (experiments/gpu/check.sh): ours and torch both on cuda, fp32 and bf16-mixed
+    python experiments/benchmarks/throughput_vs_peers.py --accelerator gpu --systems \
+        ours-transformer,torch-transformer,ours-transformer-bf16,torch-transformer-bf16
 """
 
 from __future__ import annotations
@@ -88,30 +92,35 @@ OURS |= {
     name: [*args, "trainer.precision=32-true"] for name, args in OURS.items() if "bf16" not in name
 }
 PEERS = {"joeynmt-p1": "p1_transformer", "joeynmt-p2": "p2_rnn"}
+TORCH = {"torch-transformer": "32-true", "torch-transformer-bf16": "bf16-mixed"}
 ORDER = ["ours-transformer", "joeynmt-p1", "torch-transformer", "ours-bahdanau", "joeynmt-p2",
-         "ours-transformer-bf16", "ours-bahdanau-bf16"]  # fmt: skip
+         "ours-transformer-bf16", "ours-bahdanau-bf16", "torch-transformer-bf16"]  # fmt: skip
+# torch_reference.py's --device for each of Lightning's accelerator names
+DEVICES = {"auto": "auto", "cpu": "cpu", "gpu": "cuda", "cuda": "cuda"}
 
 
 def ours_overrides(
-    name: str, seconds: float, root: Path, first_pairs: int | None = None, threads: int = 2
-) -> list[str]:
+    name: str, seconds: float, root: Path, first_pairs: int | None = None, threads: int = 2,
+    accelerator: str = "auto",
+) -> list[str]:  # fmt: skip
     """The overrides of ``python -m seq2seq_lab.train`` for one of our systems (all but the
     run directory): training for ``seconds`` of wall clock."""
     return [*COMMON, *OURS[name], *time_to_bleu.first_pairs_overrides(first_pairs),
             f"threads={threads}",
             f"data.root={root}",
+            f"trainer.accelerator={accelerator}",
             # trainer.max_time, not cpu_run_minutes: that takes whole minutes only
             f"trainer.max_time.minutes={seconds / 60:.4f}"]  # fmt: skip
 
 
 def run_ours(
     name: str, seconds: float, root: Path, workdir: Path, first_pairs: int | None = None,
-    threads: int = 2,
+    threads: int = 2, accelerator: str = "auto",
 ) -> dict:  # fmt: skip
     # the round's index too: a toy round can start within the second the last one did
     run_dir = workdir / f"{name}-{len(list(workdir.iterdir()))}-{time.strftime('%H%M%S')}"
     command = [PYTHON, "-m", "seq2seq_lab.train",
-               *ours_overrides(name, seconds, root, first_pairs, threads),
+               *ours_overrides(name, seconds, root, first_pairs, threads, accelerator),
                f"hydra.run.dir={run_dir}"]  # fmt: skip
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
                           env={**os.environ, "WANDB_MODE": "offline"})  # fmt: skip
@@ -132,12 +141,14 @@ def run_ours(
 
 
 def run_torch(
-    seconds: float, root: Path, workdir: Path, first_pairs: int | None = None, threads: int = 2
-) -> dict:
+    seconds: float, root: Path, workdir: Path, first_pairs: int | None = None, threads: int = 2,
+    accelerator: str = "auto", precision: str = "32-true",
+) -> dict:  # fmt: skip
     out = workdir / f"torch-{len(list(workdir.iterdir()))}-{time.strftime('%H%M%S')}.json"
     command = [PYTHON, str(Path(__file__).with_name("torch_reference.py")), "--seconds",
                str(seconds), "--root", str(root), "--lr", "5e-4", "--warmup", "4000",
-               "--threads", str(threads), "--json", str(out)]  # fmt: skip
+               "--threads", str(threads), "--json", str(out), "--device",
+               DEVICES[accelerator], "--precision", precision]  # fmt: skip
     if first_pairs:
         command += ["--first-pairs", str(first_pairs)]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
@@ -146,7 +157,8 @@ def run_torch(
     result = json.loads(out.read_text())
     return {"tokens_per_second": result["tokens_per_second"], "seconds": result["train_seconds"],
             "steps": result["steps"], "parameters": result["parameters"],
-            "model": result["model"], "command": " ".join(command[1:])}  # fmt: skip
+            "model": result["model"], "device": result["device"],
+            "command": " ".join(command[1:])}  # fmt: skip
 
 
 def run_peer(name: str, seconds: float, work: Path, threads: int = 2) -> dict:
@@ -169,6 +181,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2,
                         help="torch threads of every system (the protocol: both cores of its "
                              "2-core machine, one system at a time)")  # fmt: skip
+    parser.add_argument("--accelerator", choices=sorted(DEVICES), default="auto",
+                        help="where ours and torch train (Lightning's name; auto: a GPU where "
+                             "there is one); the peers keep their own configs")  # fmt: skip
     parser.add_argument("--first-pairs", type=int, metavar="N",
                         help="ours and torch train on the first N pairs of each split only (a "
                              "quick look that the systems run; the peers read their own data)")  # fmt: skip
@@ -192,12 +207,12 @@ def main() -> None:
         for name in systems if r % 2 == 0 else systems[::-1]:
             if name in OURS:
                 result = run_ours(name, args.seconds, args.root, workdir, args.first_pairs,
-                                  args.threads)  # fmt: skip
+                                  args.threads, args.accelerator)  # fmt: skip
             elif name in PEERS:
                 result = run_peer(name, args.peer_seconds, args.work, args.threads)
             else:
                 result = run_torch(args.seconds, args.root, workdir, args.first_pairs,
-                                   args.threads)  # fmt: skip
+                                   args.threads, args.accelerator, TORCH[name])  # fmt: skip
             runs[name].append(result)
             line = f"round {r + 1} {name}: {result['tokens_per_second']:.0f} tokens/s"
             if "parameters" in result:  # the peers' logs do not say
@@ -210,6 +225,8 @@ def main() -> None:
                         "torch-transformer"), ("ours-bahdanau", "joeynmt-p2"),
                         ("ours-transformer-bf16", "ours-transformer"),
                         ("ours-transformer-bf16", "torch-transformer"),
+                        ("ours-transformer-bf16", "torch-transformer-bf16"),
+                        ("torch-transformer-bf16", "torch-transformer"),
                         ("ours-bahdanau-bf16", "ours-bahdanau"),
                         ("ours-bahdanau-bf16", "joeynmt-p2")):  # fmt: skip
         if ours in median and other in median and median[other] > 0:
@@ -224,6 +241,7 @@ def main() -> None:
         write_json(args.out / "throughput.json",
                    {"median_tokens_per_second": median, "ratios": ratios, "runs": runs,
                     "rounds": args.rounds, "threads": args.threads,
+                    "accelerator": args.accelerator,
                     "first_pairs": args.first_pairs,
                     "cpu_count": os.cpu_count()})  # fmt: skip
 

@@ -16,6 +16,9 @@ greedy, and the time to reach ``--target`` BLEU (greedy) is the first mark at or
     # training clock, greedy only, one thread
     python experiments/benchmarks/time_to_bleu.py --minutes 0.01 --beam-minutes '' \
         --first-pairs 4 --threads 1 --out OUT
+    # on a GPU (experiments/gpu/check.sh): ours only, a mark every 30 s of training clock
+    python experiments/benchmarks/time_to_bleu.py --accelerator gpu --systems ours \
+        --minutes 0.5,1,1.5,2,2.5,3 --beam-minutes '' --out OUT
 
 Both systems' lines name the model they trained (parameters and shape), so a figure always says
 what it measured.
@@ -75,7 +78,7 @@ def shape(model: dict) -> str:
 
 def train_recipe(
     minutes: list[float], root: Path, work: Path, first_pairs: int | None = None,
-    threads: int = 2,
+    threads: int = 2, accelerator: str = "auto",
 ) -> tuple[Path, dict]:  # fmt: skip
     """Our recipe with snapshots at ``minutes`` of training clock (the last ends the run):
     the run directory and what it recorded (the model's parameters and shape among it)."""
@@ -84,6 +87,7 @@ def train_recipe(
     train = [PYTHON, "-m", "seq2seq_lab.train", f"recipe={RECIPE}", f"data.root={root}",
              *first_pairs_overrides(first_pairs), f"callbacks.wall_clock.minutes={marks}",
              "test=false", f"threads={threads}", "~callbacks.progress_bar",
+             f"trainer.accelerator={accelerator}",
              # heatmaps are no part of time-to-BLEU; drawing them takes seconds per validation
              # (outside the training clock: wall time only)
              "~callbacks.attention_plots", f"hydra.run.dir={run_dir}"]  # fmt: skip
@@ -103,9 +107,9 @@ def train_recipe(
 
 def ours(
     minutes: list[float], beam_minutes: list[float], root: Path, work: Path,
-    first_pairs: int | None = None, threads: int = 2,
+    first_pairs: int | None = None, threads: int = 2, accelerator: str = "auto",
 ) -> dict:  # fmt: skip
-    run_dir, out = train_recipe(minutes, root, work, first_pairs, threads)
+    run_dir, out = train_recipe(minutes, root, work, first_pairs, threads, accelerator)
     print(f"ours: {out['parameters']:,} parameters ({out['model']}), {out['steps']} updates",
           flush=True)  # fmt: skip
     out["marks"] = {}
@@ -116,6 +120,7 @@ def ours(
             eval_dir = run_dir / f"eval-{minute:g}-beam{beam}"
             _run([PYTHON, "-m", "seq2seq_lab.eval", f"ckpt_path={snapshot}", f"data.root={root}",
                   f"decoding.beam_size={beam}", f"threads={threads}",
+                  f"accelerator={accelerator}",
                   f"hydra.run.dir={eval_dir}"])  # fmt: skip
             test = json.loads((eval_dir / "eval_results.json").read_text())["test"]
             scores["greedy" if beam == 1 else "beam5"] = test["bleu"]
@@ -126,14 +131,15 @@ def ours(
 
 def reference(
     minutes: list[float], root: Path, work: Path, first_pairs: int | None = None,
-    threads: int = 2,
+    threads: int = 2, accelerator: str = "auto",
 ) -> dict:  # fmt: skip
     out_file = work / f"torch-{time.strftime('%Y%m%d-%H%M%S')}.json"
     recipe = recipe_values()
     command = [PYTHON, str(Path(__file__).with_name("torch_reference.py")), "--root", str(root),
                "--minutes", ",".join(f"{m:g}" for m in minutes), "--lr", f"{recipe['lr']:g}",
                "--warmup", str(recipe["warmup"]), "--max-tokens", str(recipe["max_tokens"]),
-               "--threads", str(threads), "--json", str(out_file)]  # fmt: skip
+               "--threads", str(threads), "--json", str(out_file),
+               "--device", {"gpu": "cuda"}.get(accelerator, accelerator)]  # fmt: skip
     if first_pairs:
         command += ["--first-pairs", str(first_pairs)]
     started = time.perf_counter()
@@ -174,6 +180,9 @@ def main() -> None:
                         help="torch threads of each system (both cores of a 2-core machine)")  # fmt: skip
     parser.add_argument("--first-pairs", type=int, metavar="N",
                         help="only the first N pairs of each split (a quick look that it runs)")  # fmt: skip
+    parser.add_argument("--accelerator", choices=["auto", "cpu", "gpu", "cuda"], default="auto",
+                        help="where both systems train and decode (auto: a GPU where there is "
+                             "one)")  # fmt: skip
     args = parser.parse_args()
     try:  # '' for --beam-minutes: greedy only
         minutes = [float(m) for m in args.minutes.split(",")]
@@ -191,10 +200,10 @@ def main() -> None:
     for system in systems:
         if system == "ours":
             results["ours"] = ours(minutes, beam_minutes, args.root, args.work,
-                                   args.first_pairs, args.threads)  # fmt: skip
+                                   args.first_pairs, args.threads, args.accelerator)  # fmt: skip
         else:
             results["reference"] = reference(minutes, args.root, args.work, args.first_pairs,
-                                             args.threads)  # fmt: skip
+                                             args.threads, args.accelerator)  # fmt: skip
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         # --systems ours and --systems reference may run as separate invocations: merge.

@@ -79,10 +79,10 @@ def greedy(model: TorchTransformer, src: Tensor, src_mask: Tensor, max_len: int)
     model.eval()
     with torch.inference_mode():
         memory = model.transformer.encoder(model._embed(src), src_key_padding_mask=~src_mask)
-        ys = torch.full((src.size(0), 1), BOS_ID, dtype=torch.long)
-        done = torch.zeros(src.size(0), dtype=torch.bool)
+        ys = torch.full((src.size(0), 1), BOS_ID, dtype=torch.long, device=src.device)
+        done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
         for _ in range(max_len):
-            causal = nn.Transformer.generate_square_subsequent_mask(ys.size(1))
+            causal = nn.Transformer.generate_square_subsequent_mask(ys.size(1), device=src.device)
             hidden = model.transformer.decoder(
                 model._embed(ys), memory, tgt_mask=causal, tgt_is_causal=True,
                 memory_key_padding_mask=~src_mask,
@@ -108,7 +108,9 @@ def score_test_set(
     hypotheses = [""] * len(references)
     generated = 0
     start = time.perf_counter()
+    device = next(model.parameters()).device
     for batch in datamodule.test_dataloader():
+        batch = batch.to(device)
         max_len = int(max_len_a * batch.src.size(1) + max_len_b)
         for index, ids in zip(batch.index.tolist(), greedy(model, batch.src, batch.src_mask,
                                                            max_len)):  # fmt: skip
@@ -138,6 +140,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--device", default="cpu",
+                        help="cpu, cuda, or auto (cuda where there is one)")  # fmt: skip
+    parser.add_argument("--precision", choices=["32-true", "bf16-mixed"], default="32-true",
+                        help="bf16-mixed: the loop's forward under bfloat16 autocast, as "
+                             "Lightning's bf16-mixed does (fp32 weights and optimiser)")  # fmt: skip
     parser.add_argument("--first-pairs", type=int, metavar="N",
                         help="only the first N pairs of each split (a quick look that it runs)")  # fmt: skip
     args = parser.parse_args()
@@ -150,11 +157,14 @@ def main() -> None:
     marks = [float(m) for m in args.minutes.split(",")] if args.minutes else []
     budget = args.seconds if args.seconds is not None else max(marks) * 60
 
+    device = torch.device(
+        ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
+    )
     torch.manual_seed(args.seed)
     datamodule = multi30k(args.root, args.max_tokens, args.seed, args.first_pairs)
     vocab = datamodule.tgt_vocab_size
     shape = {"d_model": 256, "heads": 4, "d_ff": 1024, "layers": 3}  # P1's
-    model = TorchTransformer(vocab=vocab, dropout=args.dropout, **shape).train()
+    model = TorchTransformer(vocab=vocab, dropout=args.dropout, **shape).to(device).train()
     parameters = sum(p.numel() for p in model.parameters())  # the tied table counted once
     described = (f"d_model {shape['d_model']}, heads {shape['heads']}, d_ff {shape['d_ff']}, "
                  f"encoder_layers {shape['layers']}, decoder_layers {shape['layers']}, norm pre, "
@@ -165,6 +175,7 @@ def main() -> None:
     )  # fmt: skip  (the kernel ours uses in fp32)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, inverse_sqrt(args.warmup))
 
+    bf16 = args.precision == "bf16-mixed"
     tokens, steps, clock = 0, 0, 0.0
     snapshots: dict[float, dict[str, Tensor]] = {}
     pending = list(marks)
@@ -174,8 +185,11 @@ def main() -> None:
         loader.batch_sampler.set_epoch(epoch)  # a new length-bucketed order, as Lightning does
         started = time.perf_counter()
         for batch in loader:
-            logits = model(batch.src, batch.src_mask, batch.tgt_in)
-            loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
+            # the copy to the device is part of the loop, as Lightning's is part of ours
+            batch = batch.to(device)
+            with torch.autocast(device.type, torch.bfloat16, enabled=bf16):
+                logits = model(batch.src, batch.src_mask, batch.tgt_in)
+            loss = F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(),
                                    ignore_index=PAD_ID, label_smoothing=args.label_smoothing)  # fmt: skip
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -183,7 +197,7 @@ def main() -> None:
             optimizer.step()
             scheduler.step()
             steps += 1
-            tokens += int((batch.tgt_out != PAD_ID).sum())
+            tokens += int((batch.tgt_out != PAD_ID).sum())  # (a sync on cuda: honest clock)
             now = time.perf_counter()
             clock += now - started
             started = now
@@ -203,6 +217,8 @@ def main() -> None:
         "parameters": parameters,
         "model": described,
         "threads": torch.get_num_threads(),
+        "device": str(device),
+        "precision": args.precision,
         "torch": torch.__version__,
         "hyperparameters": {k: str(v) for k, v in vars(args).items()},
         "marks": {},
