@@ -101,7 +101,8 @@ if [ "$mode" = dry ]; then
               tests/test_transformer_network.py tests/test_decoding.py)
   THROUGHPUT_ARGS=(--systems ours-transformer-bf16,torch-transformer-bf16 --rounds 1
                    --seconds 1 --first-pairs 8)
-  BLEU_MINUTES=0.005,0.01; BLEU_ARGS=(--first-pairs 8)
+  # a target of 0 BLEU: the first mark reaches it, so the dry run takes the stopping path
+  BLEU_MINUTES=0.005,0.3; BLEU_STOP=0; BLEU_ARGS=(--first-pairs 8)
   GRID=(SCALE=smoke DATA=gpu-dry-run JOBS=1 THREADS=1
         "OVERRIDES=model.norm=pre schedule.linear_warmup=true optim.lr=1e-3 model.encoder_layers=1 trainer.accelerator=cpu")
   GRID_RESULTS=$WORK/experiments
@@ -113,9 +114,10 @@ else
   # settles within seconds on a GPU, and the four runs must leave time for the later steps
   THROUGHPUT_ARGS=(--systems ours-transformer,torch-transformer,ours-transformer-bf16,torch-transformer-bf16
                    --rounds 1 --seconds "${THROUGHPUT_SECONDS:-10}")
-  # a mark every 30 s of training clock; each is scored afterwards by its own eval process
-  # (~15 s), so 2 min of training + 4 evals + start-up fit BLEU_CAP
-  BLEU_MINUTES=${BLEU_MINUTES:-0.5,1,1.5,2}; BLEU_ARGS=()
+  # a mark every 30 s of training clock, each scored by its own eval process (~15 s) while
+  # training goes on, which stops at 38 BLEU: 2.5 min of training, start-up and the last
+  # mark's eval fit BLEU_CAP
+  BLEU_MINUTES=${BLEU_MINUTES:-0.5,1,1.5,2,2.5}; BLEU_STOP=${BLEU_STOP:-38}; BLEU_ARGS=()
   # the real-data grid at its multi30k scale, into its own results folder beside the CPU
   # grid's (experiments/e4_norm_warmup/results/multi30k-gpu/): GPU runs are not CPU runs
   GRID=(SCALE=multi30k DATA=multi30k-gpu "JOBS=${GRID_JOBS:-6}" THREADS=1 OVERRIDES=trainer.accelerator=gpu)
@@ -188,7 +190,8 @@ fi
 if wanted time_to_bleu && ! too_late time_to_bleu 30; then
   run_step time_to_bleu "$BLEU_CAP" "$PYTHON" experiments/benchmarks/time_to_bleu.py \
     --systems ours --accelerator "$ACC" --threads "$THREADS" --root "$DATA_ROOT" --minutes "$BLEU_MINUTES" \
-    --beam-minutes '' --target 38 --work "$WORK/ttb" --out "$WORK/ttb" "${BLEU_ARGS[@]}"
+    --beam-minutes '' --target 38 --stop-at "$BLEU_STOP" --work "$WORK/ttb" --out "$WORK/ttb" \
+    "${BLEU_ARGS[@]}"
   record time_to_bleu --rc "$rc" --seconds "$seconds" --limit "$limit" \
     --log "$WORK/time_to_bleu.log" --result "$WORK/ttb/time_to_bleu.json" --targets 35,38
 fi
