@@ -106,6 +106,16 @@ def passed(log: str) -> dict[str, int]:
             if word in ("passed", "failed", "errors", "error", "skipped", "deselected")}  # fmt: skip
 
 
+def run_statuses(runs: Path) -> dict[str, int]:
+    """{status: count} of a sweep's runs (each ``<job>/results.json``), read here rather than
+    by seq2seq_lab.report, which needs scipy, absent from the device machine."""
+    counts: dict[str, int] = {}
+    for file in sorted(runs.glob("*/results.json")):
+        status = json.loads(file.read_text()).get("status", "unknown")
+        counts[status] = counts.get(status, 0) + 1
+    return counts
+
+
 def step(args) -> dict:
     log = args.log.read_text(errors="replace") if args.log and args.log.is_file() else ""
     record: dict = {"step": args.name, "status": status(args.rc), "exit": args.rc,
@@ -125,6 +135,8 @@ def step(args) -> dict:
             )
     if args.name == "throughput":
         record["gpu_utilisation"] = utilisation(args.smi)
+    if args.runs is not None:
+        record["runs"] = run_statuses(args.runs)
     record["log_tail"] = log[-LOG_TAIL:]
     return record
 
@@ -150,8 +162,8 @@ def headline(record: dict) -> str:
         reached = [f"{t} BLEU at {s:g} s" if s is not None else f"{t} BLEU not reached"
                    for t, s in record["seconds_to_bleu"].items()]  # fmt: skip
         return f"best greedy {record['best_greedy_bleu']:.2f}; " + "; ".join(reached)
-    if name == "grid":
-        return record.get("finished", "")
+    if name == "grid" and "runs" in record:
+        return "runs: " + (", ".join(f"{n} {s}" for s, n in record["runs"].items()) or "none")
     return ""
 
 
@@ -188,7 +200,7 @@ def main() -> None:
     p.add_argument("--result", type=Path, help="the JSON the step's script wrote")
     p.add_argument("--smi", type=Path, help="nvidia-smi samples taken during the step")
     p.add_argument("--targets", default="35,38")
-    p.add_argument("--finished", default="", help="the grid's 'F of J runs finished'")
+    p.add_argument("--runs", type=Path, help="the grid's sweep folder: its runs' statuses")
     p.add_argument("--skipped", help="why the step did not run")
     p = sub.add_parser("summary")
     p.add_argument("out", type=Path)
@@ -199,8 +211,6 @@ def main() -> None:
         print(json.dumps(record))
     elif args.command == "step":
         record = step(args)
-        if args.name == "grid":
-            record["finished"] = args.finished
         write(args.out, args.name, record)
     else:
         table = summary(args.out)

@@ -91,7 +91,7 @@ def test_every_step_of_the_dry_run_writes_its_result(dry_run):
 
     grid = load(out, "grid")
     assert grid["status"] == "ok", grid["log_tail"]
-    assert grid["finished"] == "1 of 1 runs finished"
+    assert grid["runs"] == {"completed": 1}
     listing = subprocess.run(["tar", "tzf", str(out / "grid.tar.gz")], capture_output=True,
                              text=True, check=True).stdout.split()  # fmt: skip
     assert "e4_norm_warmup/results/gpu-dry-run/runs/0/results.json" in listing
@@ -105,7 +105,7 @@ def test_every_step_of_the_dry_run_writes_its_result(dry_run):
     assert all(" ok " in row for row in rows.values()), table
     assert "ours-transformer-bf16 / torch-transformer-bf16" in rows["throughput"]
     assert "GPU util mean 39%" in rows["throughput"]
-    assert "1 of 1 runs finished" in rows["grid"]
+    assert "runs: 1 completed" in rows["grid"]
 
 
 def test_seconds_to_a_bleu_is_the_first_mark_at_or_above_it():
@@ -135,3 +135,11 @@ def test_a_cut_or_failed_step_is_recorded_as_such(tmp_path):
     table = record.summary(tmp_path)
     assert "tests        | failed (exit 1) | 5" in table
     assert "grid         | not run" in table
+
+
+def test_the_grid_counts_its_runs_by_status(tmp_path):
+    for job, status in enumerate(["completed", "interrupted", "completed"]):
+        (tmp_path / str(job)).mkdir()
+        (tmp_path / str(job) / "results.json").write_text(json.dumps({"status": status}))
+    (tmp_path / "3").mkdir()  # started, nothing recorded yet: not a run
+    assert record.run_statuses(tmp_path) == {"completed": 2, "interrupted": 1}
