@@ -65,7 +65,9 @@ class TorchTransformer(nn.Module):
         return self.dropout(self.embed(tokens) * self.scale + self.positions(0, tokens.size(1)))
 
     def forward(self, src: Tensor, src_mask: Tensor, tgt_in: Tensor) -> Tensor:
-        causal = nn.Transformer.generate_square_subsequent_mask(tgt_in.size(1))
+        causal = nn.Transformer.generate_square_subsequent_mask(
+            tgt_in.size(1), device=tgt_in.device
+        )
         hidden = self.transformer(
             self._embed(src),
             self._embed(tgt_in),
