@@ -36,6 +36,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 
+started=$(date +%s)  # the budget counts the set-up below too
 if [ -z "${PYTHON:-}" ]; then
   if [ -x .venv/bin/python ]; then PYTHON=.venv/bin/python; else PYTHON=python3; fi
 fi
@@ -72,7 +73,9 @@ exec > >(tee -a "$OUT/check.log") 2>&1
 # them.
 if ! "$PYTHON" -c "import hydra, omegaconf" 2> /dev/null; then
   if ls .whl/*.whl > /dev/null 2>&1; then
-    "$PYTHON" -m pip install -q --no-index --no-deps --target "$WORK/site" .whl/*.whl
+    # a failed install fails the steps that need Hydra, each recorded; facts still runs
+    "$PYTHON" -m pip install -q --no-index --no-deps --target "$WORK/site" .whl/*.whl \
+      || echo "check.sh: installing .whl/ failed" >&2
     export PYTHONPATH="$WORK/site:$REPO/src${PYTHONPATH:+:$PYTHONPATH}"
   else
     echo "check.sh: no Hydra and no .whl/ (run 'check.sh prepare' before the call)" >&2
@@ -127,7 +130,6 @@ else
 fi
 RESERVE=${RESERVE:-20}
 STEPS=${STEPS:-facts,tests,throughput,time_to_bleu,grid}
-started=$(date +%s)
 
 left() { echo $(( BUDGET - RESERVE - ($(date +%s) - started) )); }
 wanted() { [[ ",$STEPS," == *",$1,"* ]]; }
@@ -201,8 +203,10 @@ fi
 
 # e. the E4 grid for the time left: run_real.sh's resumable queue, its MINUTES the time left
 # (it ends the runs cleanly, records them "interrupted" and writes the report of the rest)
-if wanted grid && ! too_late grid 45; then
-  minutes=$(awk -v s="$(( $(left) - 15 ))" 'BEGIN { printf "%.2f", s / 60 }')
+if wanted grid && ! too_late grid 90; then
+  # run_real.sh's deadline 45 s before the step's: after it, the runs get SIGTERM and up to a
+  # minute to record themselves (queue.sh), most take seconds; the report comes after
+  minutes=$(awk -v s="$(( $(left) - 45 ))" 'BEGIN { printf "%.2f", s / 60 }')
   data=$(printf '%s\n' "${GRID[@]}" | sed -n 's/^DATA=//p')
   grid_out=$GRID_RESULTS/e4_norm_warmup/results/$data
   mkdir -p "$GRID_RESULTS"  # run_real.sh looks for the other grids' runs under it
