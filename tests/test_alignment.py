@@ -41,6 +41,7 @@ def test_attention_fixed_on_eos_is_one_position_at_the_end():
     assert figures.normalised_entropy == 0.0
     assert figures.max_weight == 1.0
     assert figures.on_end == 1.0
+    assert figures.end_mass == 1.0
     assert figures.distinct == pytest.approx(1 / 4)
     assert (figures.tokens, figures.sentences) == (4, 1)
 
@@ -58,6 +59,7 @@ def test_a_monotone_alignment_moves_and_uniform_attention_has_entropy_one():
     figures = alignment_figures(FixedAttention(uniform), [batch])
     assert figures.normalised_entropy == pytest.approx(1.0)
     assert figures.max_weight == pytest.approx(1 / 5)
+    assert figures.end_mass == pytest.approx(2 / 5)
 
 
 def test_two_peaks_by_hand():
@@ -67,6 +69,7 @@ def test_two_peaks_by_hand():
     figures = alignment_figures(FixedAttention(weights), [batch])
     assert figures.normalised_entropy == pytest.approx(1.5 * math.log(2) / math.log(3))
     assert figures.on_end == 0.0  # position 0 is not among the last two of three
+    assert figures.end_mass == pytest.approx(0.5)
 
 
 def test_figures_do_not_depend_on_padding_or_batching():
@@ -87,7 +90,7 @@ def test_figures_do_not_depend_on_padding_or_batching():
     one_by_one = alignment_figures(net, [collate([pair]) for pair in pairs])
     sorted_pairs = alignment_figures(net, pair_batches(pairs, batch_size=2))
     for other in (one_by_one, sorted_pairs):
-        for name in ("normalised_entropy", "max_weight", "on_end", "distinct"):
+        for name in ("normalised_entropy", "max_weight", "on_end", "end_mass", "distinct"):
             assert getattr(other, name) == pytest.approx(getattr(together, name), abs=1e-6)
         assert (other.tokens, other.sentences) == (together.tokens, together.sentences)
     assert net.training  # restored after the measurement

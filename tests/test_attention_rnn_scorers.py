@@ -167,6 +167,19 @@ def test_scaled_scores_divide_luongs_by_sqrt_of_the_query_width(name):
     torch.testing.assert_close(scaled.score(query, scaled.precompute_keys(keys)), expected)
 
 
+def test_init_scale_multiplies_the_default_draw_of_w_m_and_nothing_else():
+    """init_scale s: W_m ~ U(+-s/sqrt(Dk)), the same draw as nn.Linear's times s, so a seed's
+    later parameters do not move."""
+    torch.manual_seed(6)
+    default = GeneralAttention(query_size=DQ, key_size=DK)
+    after_default = torch.rand(3)
+    torch.manual_seed(6)
+    small = GeneralAttention(query_size=DQ, key_size=DK, init_scale=0.1)
+    torch.testing.assert_close(small.W_m.weight, 0.1 * default.W_m.weight)
+    torch.testing.assert_close(torch.rand(3), after_default)
+    assert float(default.W_m.weight.detach().abs().max()) <= 1 / math.sqrt(DK)
+
+
 @torch.no_grad()
 def test_location_ignores_keys_and_reuses_last_row_past_max_positions():
     torch.manual_seed(4)

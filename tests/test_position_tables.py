@@ -33,8 +33,11 @@ def test_sinusoidal_table_matches_its_closed_forms() -> None:
     assert (source.side, target.side) == ("source", "target")
 
 
-def test_learned_table_and_token_scale_set_by_hand() -> None:
-    network = build_network("transformer", positions="learned", **SIZES)
+@pytest.mark.parametrize("init, scale", [("xavier", 1.0), ("paper", math.sqrt(D))])
+def test_learned_table_and_token_scale_set_by_hand(init, scale) -> None:
+    """The statistics read the table as it enters the network: under init=paper the learned
+    table is multiplied by sqrt(D), as the tokens are."""
+    network = build_network("transformer", positions="learned", init=init, **SIZES)
     with torch.no_grad():
         table = network.src_positions.weight
         table.zero_()
@@ -42,7 +45,9 @@ def test_learned_table_and_token_scale_set_by_hand() -> None:
         table[::2, 1] = 0.5  # even rows turn 45 degrees: cos(next) = sqrt(1/2)
         network.src_embed.weight.fill_(0.25)
     source = table_statistics(network, rows=20)[0]
-    assert source.position_rms == pytest.approx(math.sqrt((20 * 0.25 + 10 * 0.25) / (20 * D)))
+    assert source.position_rms == pytest.approx(
+        scale * math.sqrt((20 * 0.25 + 10 * 0.25) / (20 * D))
+    )
     assert source.token_rms == pytest.approx(0.25 * math.sqrt(D))
     assert source.ratio == pytest.approx(source.position_rms / source.token_rms)
     assert source.cos_next == pytest.approx(math.sqrt(0.5))

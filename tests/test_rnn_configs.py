@@ -107,6 +107,11 @@ def test_scalar_overrides_reach_the_network():
             "model.attention.score=concat has no such scale",
         ),  # fmt: skip
         (["model=luong", "model.attention.scaled=1"], "must be true or false"),
+        (["model=luong", "model.attention.init_scale=0"], "must be a positive number"),
+        (
+            ["model=luong", "model.attention.score=concat", "model.attention.init_scale=0.1"],
+            "model.attention.score=concat has none",
+        ),  # fmt: skip
     ],
 )
 def test_invalid_choices_raise_config_errors(overrides, message):
@@ -133,10 +138,37 @@ def test_a_luong_checkpoint_from_before_the_scale_option_loads_unscaled(tmp_path
         **module_settings(),
     )
     hparams = dict(module.hparams)
-    old_attention = {k: v for k, v in network["attention"].items() if k != "scaled"}
+    old_attention = {
+        k: v for k, v in network["attention"].items() if k not in ("scaled", "init_scale")
+    }
     hparams["network"] = {**network, "attention": old_attention}
     path = tmp_path / "old.ckpt"
     torch.save({"hyper_parameters": hparams, "state_dict": module.state_dict(),
                 DATAMODULE_KEY: {}}, path)  # fmt: skip
     loaded = load_checkpoint(path)
     assert loaded.module.network.attention.factor == 1.0
+
+
+def test_a_transformer_checkpoint_from_before_the_init_option_loads_as_xavier(tmp_path):
+    """Checkpoints written before model.init existed lack the key; their learned position
+    tables entered unscaled (init=xavier, checkpoint.OLD_CHECKPOINT_TRANSFORMER), which the
+    paper scheme would multiply by sqrt(D)."""
+    network = {
+        **plain_model_config("transformer", d_model=16, heads=2, d_ff=32, encoder_layers=1,
+                             decoder_layers=1, positions="learned"),
+        "src_vocab_size": 11,
+        "tgt_vocab_size": 13,
+    }  # fmt: skip
+    module = Seq2SeqModule(
+        network=network,
+        optimizer={"_target_": "torch.optim.Adam", "lr": 1e-3},
+        schedule={"_target_": "seq2seq_lab.optim.schedules.Constant"},
+        **module_settings(),
+    )
+    hparams = dict(module.hparams)
+    hparams["network"] = {k: v for k, v in network.items() if k != "init"}
+    path = tmp_path / "old.ckpt"
+    torch.save({"hyper_parameters": hparams, "state_dict": module.state_dict(),
+                DATAMODULE_KEY: {}}, path)  # fmt: skip
+    positions = load_checkpoint(path).module.network.tgt_positions
+    assert positions.scale == 1.0

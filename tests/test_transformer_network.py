@@ -294,7 +294,7 @@ def test_tied_embeddings() -> None:
 
 def test_xavier_uniform_matrices_and_zero_biases() -> None:
     torch.manual_seed(5)
-    net = tiny(d_model=32, d_ff=64, positions="learned")
+    net = tiny(d_model=32, d_ff=64, positions="learned", init="xavier")
     for name, p in net.named_parameters():
         if p.dim() > 1:
             fan_out, fan_in = p.shape
@@ -304,6 +304,50 @@ def test_xavier_uniform_matrices_and_zero_biases() -> None:
             assert abs(p.std().item() - bound / math.sqrt(3)) < 0.15 * bound, name
         elif name.endswith("bias"):
             assert (p == 0).all(), name
+
+
+def test_paper_init_draws_embeddings_from_normal_and_the_rest_as_xavier() -> None:
+    """init=paper: E ~ N(0, D^-1/2) (tensor2tensor, fairseq) for both embedding tables and a
+    learned position table; every other matrix as under init=xavier."""
+    torch.manual_seed(5)
+    net = tiny(d_model=64, d_ff=64, positions="learned", src_vocab_size=2000)
+    tables = {"src_embed.weight", "tgt_embed.weight", "src_positions.weight",
+              "tgt_positions.weight"}  # fmt: skip
+    for name, p in net.named_parameters():
+        if name in tables:
+            assert abs(p.std().item() - 64**-0.5) < 0.1 * 64**-0.5, name
+            assert abs(p.mean().item()) < 0.1 * 64**-0.5, name
+        elif p.dim() > 1:
+            fan_out, fan_in = p.shape
+            assert p.abs().max() <= math.sqrt(6.0 / (fan_in + fan_out)), name
+
+
+@pytest.mark.parametrize("positions", ["sinusoidal", "learned"])
+def test_paper_init_starts_tokens_and_positions_within_a_factor_of_1_5(positions) -> None:
+    """What the scheme is for: after the sqrt(D) scaling, the token signal and the position
+    signal start at comparable sizes (rms within 1.5x). Xavier's does not at an 8k vocabulary
+    (tokens ~0.18 against the sinusoidal 0.71), which is what the check exists to catch."""
+
+    def ratio(init: str) -> float:
+        torch.manual_seed(7)
+        net = build_network(
+            "transformer", src_vocab_size=8000, tgt_vocab_size=8000, d_model=128, heads=4,
+            d_ff=64, encoder_layers=1, decoder_layers=1, positions=positions, init=init,
+        )  # fmt: skip
+        tokens = net.src_embed.weight * net.embed_scale
+        table = net.src_positions.table()[:100]
+        rms = lambda x: float(x.detach().pow(2).mean().sqrt())  # noqa: E731
+        return max(rms(tokens), rms(table)) / min(rms(tokens), rms(table))
+
+    assert ratio("paper") <= 1.5
+    assert ratio("xavier") > 1.5
+
+
+def test_a_learned_table_enters_as_the_tokens_do_under_paper_init() -> None:
+    net = tiny(positions="learned", init="paper")  # D = 16: scale 4
+    torch.testing.assert_close(net.tgt_positions(0, 3), net.tgt_positions.weight[:3] * 4.0)
+    xavier = tiny(positions="learned", init="xavier")
+    torch.testing.assert_close(xavier.tgt_positions(0, 3), xavier.tgt_positions.weight[:3])
 
 
 def test_embeddings_scaled_by_sqrt_d_model() -> None:
@@ -326,7 +370,12 @@ def test_sequence_longer_than_max_positions_is_a_clear_error() -> None:
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("positions", "rotary"), ("tie_embeddings", "encoder"), ("norm", "sandwich")],
+    [
+        ("positions", "rotary"),
+        ("tie_embeddings", "encoder"),
+        ("norm", "sandwich"),
+        ("init", "kaiming"),
+    ],  # fmt: skip
 )
 def test_bad_choices_name_their_config_key(key: str, value: str) -> None:
     with pytest.raises(ConfigError, match=rf"model\.{key}='{value}'"):
@@ -342,7 +391,7 @@ def test_overfits_a_tiny_batch() -> None:
     tgt_out = torch.cat([gold, torch.full((4, 1), EOS_ID)], dim=1)
     optimizer = torch.optim.Adam(net.parameters(), lr=3e-3, betas=(0.9, 0.98))
     first = None
-    for _ in range(200):
+    for _ in range(300):
         logits = net(src, mask, tgt_in).logits
         loss = F.cross_entropy(logits.reshape(-1, V), tgt_out.reshape(-1))
         first = loss.item() if first is None else first

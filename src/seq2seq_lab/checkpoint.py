@@ -15,6 +15,7 @@ from typing import Any
 import hydra.utils
 import torch
 
+from seq2seq_lab.added_settings import before
 from seq2seq_lab.errors import CheckpointError
 from seq2seq_lab.training.module import Seq2SeqModule
 
@@ -24,8 +25,13 @@ DATAMODULE_KEY = "TranslationDataModule"  # Lightning stores datamodule.state_di
 # that time decoded with these values, so an old checkpoint scores as it did then. (History,
 # not a default: the values of new runs come from conf/decoding/.)
 OLD_CHECKPOINT_DECODING = {"length_penalty": 1.0, "min_len": 0}
-# Luong models written before model.attention.scaled existed scored without the scale.
-OLD_CHECKPOINT_LUONG_ATTENTION = {"scaled": False}
+# Luong models written before model.attention.scaled and init_scale existed scored without the
+# scale and drew W_m as nn.Linear does (the defaults of both; an option whose default differs
+# from what older code did is in seq2seq_lab/added_settings.py).
+OLD_CHECKPOINT_LUONG_ATTENTION = {"scaled": False, "init_scale": 1.0}
+# Transformers written before model.init existed: the Xavier scheme, whose learned position
+# tables enter unscaled.
+OLD_CHECKPOINT_TRANSFORMER = {"init": before("model.init")}
 
 
 @dataclass
@@ -187,7 +193,8 @@ def check_resume_point(path: str | Path, *, expected_family: str) -> ResumePoint
 
 def _upgraded(hparams: dict[str, Any]) -> dict[str, Any]:
     """An older checkpoint's hyper-parameters with the settings added since, at the values its
-    code used (:data:`OLD_CHECKPOINT_DECODING`, :data:`OLD_CHECKPOINT_LUONG_ATTENTION`)."""
+    code used (:data:`OLD_CHECKPOINT_DECODING`, :data:`OLD_CHECKPOINT_LUONG_ATTENTION`,
+    :data:`OLD_CHECKPOINT_TRANSFORMER`)."""
     upgraded = dict(hparams)
     for key in ("val_decoding", "test_decoding"):
         if key in upgraded:
@@ -196,4 +203,6 @@ def _upgraded(hparams: dict[str, Any]) -> dict[str, Any]:
     if network and family_of(network) == "luong" and isinstance(network.get("attention"), dict):
         attention = {**OLD_CHECKPOINT_LUONG_ATTENTION, **network["attention"]}
         upgraded["network"] = {**network, "attention": attention}
+    if network and family_of(network) == "transformer":
+        upgraded["network"] = {**OLD_CHECKPOINT_TRANSFORMER, **network}
     return upgraded

@@ -8,6 +8,7 @@ weights alpha_t over them (teacher forcing, no dropout), averaged over the real 
     max_i alpha_{t,i}                 the weight of the most attended position
     [argmax_i alpha_{t,i} >= S - 2]   share of target tokens whose most attended position is
                                       the source's last token or its EOS
+    alpha_{t,S-1} + alpha_{t,S}       the attention mass on those two positions
 and, per sentence of T target tokens, averaged over sentences:
 
     |{argmax_i alpha_{t,i} : t = 1..T}| / T    distinct most-attended positions per target token
@@ -61,7 +62,7 @@ from seq2seq_lab.errors import DataError, UserError
 
 class _Sums:
     def __init__(self) -> None:
-        self.entropy = self.max_weight = self.on_end = self.distinct = 0.0
+        self.entropy = self.max_weight = self.on_end = self.end_mass = self.distinct = 0.0
         self.tokens = self.sentences = 0
 
     def add(self, weights: Tensor, batch: Batch) -> None:
@@ -72,9 +73,13 @@ class _Sums:
         entropy = query_entropy(weights) / src_len.double().log().clamp_min(1e-30)[:, None]
         top = weights.argmax(dim=-1)  # [B, T]
         end = top >= (src_len - END_POSITIONS)[:, None]
+        positions = torch.arange(weights.size(-1), device=weights.device)
+        last = (positions >= (src_len - END_POSITIONS)[:, None]) & (positions < src_len[:, None])
+        mass = (weights * last[:, None, :]).sum(dim=-1)  # [B, T]
         self.entropy += float(entropy[queries].sum())
         self.max_weight += float(weights.amax(dim=-1)[queries].sum())
         self.on_end += float(end[queries].sum())
+        self.end_mass += float(mass[queries].sum())
         self.tokens += int(queries.sum())
         for row, real in zip(top, queries):
             positions = row[real]
@@ -87,6 +92,7 @@ class _Sums:
             normalised_entropy=self.entropy / tokens,
             max_weight=self.max_weight / tokens,
             on_end=self.on_end / tokens,
+            end_mass=self.end_mass / tokens,
             distinct=self.distinct / sentences,
             tokens=self.tokens,
             sentences=self.sentences,

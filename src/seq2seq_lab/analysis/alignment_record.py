@@ -16,6 +16,7 @@ class AlignmentFigures:
     normalised_entropy: float  # mean H_t / log S over target tokens
     max_weight: float  # mean max_i alpha_{t,i}
     on_end: float  # share of target tokens attending most to the last two source positions
+    end_mass: float  # mean attention weight on the last two source positions
     distinct: float  # mean over sentences of distinct most-attended positions / T
     tokens: int  # real target tokens measured
     sentences: int
@@ -26,6 +27,7 @@ COLUMNS = (
     ("normalised_entropy", "H / log S"),
     ("max_weight", "max weight"),
     ("on_end", "on the last two"),
+    ("end_mass", "mass on the last two"),
     ("distinct", "distinct per token"),
 )
 

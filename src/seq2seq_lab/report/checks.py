@@ -205,7 +205,8 @@ def alignment_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
             if figures:
                 rows.append(
                     [f"**{variant.label}**", str(run.seed), bleu_text(run.score("bleu"))]
-                    + [f"{figures[name]:.3f}" for name, _ in COLUMNS]
+                    # runs recorded before a figure existed show a dash for it
+                    + [f"{figures[name]:.3f}" if name in figures else "-" for name, _ in COLUMNS]
                 )
     header = ["model", "seed", "test BLEU"] + [heading for _, heading in COLUMNS]
     return (header, rows) if rows else ([], [])
@@ -219,7 +220,8 @@ ALIGNMENT_TABLE = Table(
         "set. H / log S: attention entropy over the S source positions (0: one position, 1: "
         "uniform); max weight: the largest weight; on the last two: share of target tokens "
         "whose most attended position is the source's last token (its first word when the "
-        "source is reversed) or EOS; distinct per token: distinct most-attended positions per "
+        "source is reversed) or EOS; mass on the last two: the mean weight on those two "
+        "positions; distinct per token: distinct most-attended positions per "
         "target token. An alignment moves (high distinct, low on the last two); attention "
         "stuck on the end gives the decoder one fixed context, as in plain seq2seq."
     ),

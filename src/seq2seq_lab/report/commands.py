@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from seq2seq_lab.added_settings import partly_added
 from seq2seq_lab.record.run_reuse import POOLS_KEY
 from seq2seq_lab.report.runs import Run
 
@@ -63,7 +64,11 @@ def sweep_command(runs: Iterable[Run], multirun: bool = True) -> str:
     """The command line that runs ``runs`` (one sweep, or one run when ``multirun`` is
     False): keys with one value everywhere are written once, the others as a sweep."""
     runs = sorted(runs, key=lambda r: _natural(r.path))
+    # options added since the runs were made, at the values they were made with
+    every, some = partly_added([run.config for run in runs])
     parsed = [dict(split_override(o) for o in run.overrides) for run in runs]
+    for overrides in parsed:  # replaces a recorded value of the key (data=synthetic), or adds
+        overrides.update(split_override(o) for o in every)
     keys: list[str] = []
     for overrides in parsed:
         keys.extend(k for k in overrides if k not in keys)
@@ -81,7 +86,12 @@ def sweep_command(runs: Iterable[Run], multirun: bool = True) -> str:
             swept.append(
                 _quote(f"{key}=" + ",".join("<unset>" if v is None else v for v in values))
             )
-    return " ".join(parts + swept)
+    notes = [
+        f"# made before {override.partition('=')[0]} existed: to remake the "
+        f"{', '.join(sorted({str(runs[i].variant) for i in which}))} runs, add {override}"
+        for override, which in some.items()
+    ]
+    return "\n".join([" ".join(parts + swept), *notes])
 
 
 def sweep_commands(runs: Iterable[Run]) -> list[SweepCommand]:

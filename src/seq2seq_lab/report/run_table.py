@@ -39,15 +39,17 @@ import json
 import logging
 import math
 import re
+import shlex
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from seq2seq_lab import experiment_folders
+from seq2seq_lab.added_settings import partly_added
 from seq2seq_lab.config import CONF_DIR  # importing config registers its resolvers
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.renames import current, current_variant
-from seq2seq_lab.report.commands import SweepCommand
+from seq2seq_lab.report.commands import ENTRY_POINT, SweepCommand
 from seq2seq_lab.report.figures import SOURCES, Figures, Heatmap
 from seq2seq_lab.report.plots import slug
 from seq2seq_lab.report.runs import Run
@@ -296,7 +298,34 @@ def _earlier_heatmaps(report: Path) -> dict[str, tuple[int | None, str]]:
 
 
 KEPT_COMMAND = "# as the earlier report here gave it (runs.csv records no Hydra overrides):"
+ADDED_NOTE = "# made before "  # the start of partly_added's line under a command
 NO_COMMAND = "# not recoverable: runs.csv records no Hydra overrides"
+
+
+def _with_added_settings(block: str, runs: list[Run]) -> str:
+    """A kept command block with the options added since its runs were made, at their values
+    (seq2seq_lab/added_settings.py): those every run needs on each command line, not twice;
+    a line under the block for those only some runs need."""
+    every, some = partly_added([run.config for run in runs])
+    lines = []
+    for line in block.splitlines():
+        if line.startswith(ENTRY_POINT):
+            words = shlex.split(line)
+            keys = {w.partition("=")[0]: i for i, w in enumerate(words)}
+            for override in every:
+                key = override.partition("=")[0]
+                if key in keys:
+                    words[keys[key]] = override
+                else:
+                    words.append(override)
+            line = " ".join(shlex.quote(w) for w in words)
+        if not line.startswith(ADDED_NOTE):
+            lines.append(line)
+    for override, which in some.items():
+        variants = ", ".join(sorted({str(runs[i].variant) for i in which}))
+        key = override.partition("=")[0]
+        lines.append(f"{ADDED_NOTE}{key} existed: to remake the {variants} runs, add {override}")
+    return "\n".join(lines)
 
 
 def kept_commands(root: Path, runs: list[Run], out_dir: Path) -> list[SweepCommand]:
@@ -311,5 +340,7 @@ def kept_commands(root: Path, runs: list[Run], out_dir: Path) -> list[SweepComma
     block = section.partition("```bash\n")[2].partition("\n```")[0].strip()
     if KEPT_COMMAND in block:  # made from a table before: what it kept
         block = block.partition(KEPT_COMMAND)[2].strip()
+    if block and block != NO_COMMAND:
+        block = _with_added_settings(block, runs)
     command = f"{KEPT_COMMAND}\n{block}" if block and block != NO_COMMAND else NO_COMMAND
     return [SweepCommand(directory=root, command=command, runs=len(runs))]

@@ -48,11 +48,20 @@ class GeneralAttention(AttentionScorer):
 
     W_m h_i depends on the source only: :meth:`precompute_keys` applies W_m once per sentence,
     then each step is a dot product with the projected keys.
+
+    Initial W_m ~ U(-b, b) with b = ``init_scale`` / sqrt(Dk): ``init_scale`` 1 is PyTorch's
+    nn.Linear default; Luong et al. draw every parameter from U(-0.1, 0.1) (section 4.1).
     """
 
-    def __init__(self, *, query_size: int, key_size: int, scaled: bool = False) -> None:
+    def __init__(
+        self, *, query_size: int, key_size: int, scaled: bool = False, init_scale: float = 1.0
+    ) -> None:
         super().__init__()
         self.W_m = nn.Linear(key_size, query_size, bias=False)
+        if init_scale != 1.0:
+            # scaling nn.Linear's draw, not redrawing: a seed's other parameters stay the same
+            with torch.no_grad():
+                self.W_m.weight.mul_(init_scale)
         self.factor = 1 / math.sqrt(query_size) if scaled else 1.0
 
     def precompute_keys(self, keys: Tensor) -> Tensor:

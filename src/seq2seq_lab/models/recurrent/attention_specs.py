@@ -28,7 +28,7 @@ from seq2seq_lab.models.recurrent.choices import choose, with_keys
 
 # The keys of model.attention for each family
 BAHDANAU_ATTENTION = ("form",)
-LUONG_ATTENTION = ("score", "scaled", "window", "window_size", "max_positions")
+LUONG_ATTENTION = ("score", "scaled", "init_scale", "window", "window_size", "max_positions")
 
 # builder(query_size Dq, key_size Dk, options) -> scorer
 Builder = Callable[[int, int, Mapping[str, Any]], AttentionScorer]
@@ -41,7 +41,9 @@ ADDITIVE_FORMS: dict[str, Builder] = {
 
 LUONG_SCORES: dict[str, Builder] = {
     "dot": lambda q, k, o: DotAttention(query_size=q, key_size=k, scaled=o["scaled"]),
-    "general": lambda q, k, o: GeneralAttention(query_size=q, key_size=k, scaled=o["scaled"]),
+    "general": lambda q, k, o: GeneralAttention(
+        query_size=q, key_size=k, scaled=o["scaled"], init_scale=o["init_scale"]
+    ),
     "concat": lambda q, k, o: ConcatAdditiveAttention(query_size=q, key_size=k, hidden_size=q),
     "location": lambda q, k, o: LocationAttention(query_size=q, max_positions=o["max_positions"]),
 }
@@ -71,7 +73,8 @@ def luong_attention(spec: Mapping[str, Any], *, query_size: int, key_size: int) 
     """``model.attention.score``: dot | general | concat | location; ``scaled``: dot and
     general divided by sqrt(Dq) (not Luong's; multiplicative.py says why);
     ``model.attention.window``: global | local_m | local_p, with half-width ``window_size``;
-    ``max_positions``: rows of the location score's W_a."""
+    ``max_positions``: rows of the location score's W_a; ``init_scale``: the general score's
+    initial W_m ~ U(+-init_scale / sqrt(Dk)) (1: PyTorch's default)."""
     options = with_keys("model.attention", spec, LUONG_ATTENTION)
     build = choose("model.attention.score", options["score"], LUONG_SCORES)
     wrap = choose("model.attention.window", options["window"], WINDOWS)
@@ -87,6 +90,14 @@ def luong_attention(spec: Mapping[str, Any], *, query_size: int, key_size: int) 
         raise ConfigError(
             f"model.attention.scaled=true divides the dot and general scores by sqrt(Dq); "
             f"model.attention.score={options['score']} has no such scale: set scaled=false"
+        )
+    scale = options["init_scale"]
+    if isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0:
+        raise ConfigError(f"model.attention.init_scale={scale!r} must be a positive number")
+    if scale != 1 and options["score"] != "general":
+        raise ConfigError(
+            f"model.attention.init_scale={scale} scales the general score's W_m; "
+            f"model.attention.score={options['score']} has none: set init_scale=1.0"
         )
     for key in ("window_size", "max_positions"):
         if not isinstance(options[key], int) or options[key] < 1:

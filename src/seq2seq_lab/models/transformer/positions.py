@@ -69,15 +69,21 @@ class SinusoidalPositions(AbsolutePositions):
 
 
 class LearnedPositions(AbsolutePositions):
-    """One learned D-vector per absolute position."""
+    """One learned D-vector per absolute position: P = ``scale`` * W.
 
-    def __init__(self, *, d_model: int, max_positions: int) -> None:
+    The network's initialisation scheme sets ``scale`` and W's draw (network.py, ``init``):
+    the tokens' sqrt(D) with W ~ N(0, D^-1/2) under ``paper``, so positions enter, and train
+    under Adam, as the token embeddings do; 1 with a Xavier-uniform W under ``xavier``.
+    """
+
+    def __init__(self, *, d_model: int, max_positions: int, scale: float = 1.0) -> None:
         super().__init__(max_positions=max_positions)
         self.weight = nn.Parameter(torch.empty(max_positions, d_model))
+        self.scale = scale
         nn.init.xavier_uniform_(self.weight)
 
     def table(self) -> Tensor:
-        return self.weight
+        return self.weight * self.scale if self.scale != 1.0 else self.weight
 
 
 ABSOLUTE_POSITIONS: dict[str, type[AbsolutePositions]] = {

@@ -1,0 +1,49 @@
+"""The table of Luong's collapse study (luong_collapse.sh): per setting (bridge, W_m's initial
+scale), the seeds whose attention collapsed onto the source's end after 200 updates, that is
+whose mean attention mass on the source's last two positions (its last word and EOS) exceeds
+COLLAPSED, and per seed that mass, the share of target tokens attending most there, the
+attention entropy and the greedy validation BLEU.
+
+    python experiments/e1_attention/luong_collapse.py experiments/e1_attention/results/multi30k-luong-collapse/runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+
+from seq2seq_lab.report.runs import find_runs
+
+COLLAPSED = 0.5  # the issue's rule: mass on the last two source positions above one half
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", help="the study's sweep directory")
+    args = parser.parse_args(argv)
+    settings: dict[tuple, list] = defaultdict(list)
+    for run in find_runs(args.runs)[0]:
+        alignment = run.results.get("alignment")
+        if not run.finished or not alignment:
+            continue
+        key = (run.config_value("model.bridge"), run.config_value("model.attention.init_scale"))
+        settings[key].append((run.seed, alignment, run.score("bleu")))
+    print(f"Collapsed: mass on the last two source positions > {COLLAPSED} after 200 updates.\n")
+    print("| bridge | W_m scale | collapsed | seeds: mass on the last two (argmax share, "
+          "H / log S, val BLEU) |")  # fmt: skip
+    print("|---|---:|---:|---|")
+    for (bridge, scale), rows in sorted(settings.items(), key=lambda item: str(item[0])):
+        rows.sort(key=lambda row: row[0])
+        collapsed = sum(a["end_mass"] > COLLAPSED for _, a, _ in rows)
+        per_seed = "; ".join(
+            f"s{seed} **{a['end_mass']:.2f}** ({a['on_end']:.2f}, "
+            f"{a['normalised_entropy']:.2f}, {bleu:.1f})"
+            for seed, a, bleu in rows
+        )
+        print(f"| {bridge} | {scale} | {collapsed} of {len(rows)} | {per_seed} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

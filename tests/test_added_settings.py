@@ -1,0 +1,62 @@
+"""Options added since runs were recorded, whose default is not what the code of that time
+did (seq2seq_lab/added_settings.py): a report's command for an old run names the old value,
+so it makes what the run made; a run that recorded the option gets nothing added."""
+
+from __future__ import annotations
+
+from report_support import write_run
+
+from seq2seq_lab.added_settings import added_overrides, before, with_added_settings
+from seq2seq_lab.report.commands import sweep_command
+from seq2seq_lab.report.runs import find_runs
+
+TRANSFORMER = "seq2seq_lab.models.transformer.network.TransformerNetwork"
+
+
+def test_an_old_transformer_record_gets_the_xavier_scheme_it_was_made_with():
+    assert added_overrides({"model": {"_target_": TRANSFORMER}}) == ["model.init=xavier"]
+    assert added_overrides({"model": {"_target_": TRANSFORMER, "init": "paper"}}) == []
+    luong = "seq2seq_lab.models.recurrent.luong.LuongNetwork"
+    assert added_overrides({"model": {"_target_": luong}}) == []
+    assert added_overrides({}) == []  # no recorded config: nothing to infer
+    assert before("model.init") == "xavier"
+
+
+def test_an_old_synthetic_record_names_version_1_and_replaces_a_recorded_data_choice():
+    synthetic = {"_target_": "seq2seq_lab.data.synthetic.SyntheticSource"}
+    old = {"data": {"source": {**synthetic, "task": "translation", "nouns": 80}}}
+    assert with_added_settings(["seed=1"], old) == ["seed=1", "data=synthetic_v1"]
+    assert with_added_settings(["data=synthetic", "seed=1"], old) == [
+        "data=synthetic_v1",
+        "seed=1",
+    ]
+    copy = {"data": {"source": {**synthetic, "task": "copy"}}}  # the symbol tasks did not change
+    assert with_added_settings(["data=copy"], copy) == ["data=copy"]
+    new = {"data": {"source": {**synthetic, "task": "translation", "zipf": 1.0}}}
+    assert with_added_settings(["seed=1"], new) == ["seed=1"]
+
+
+def test_the_report_command_of_an_old_run_names_the_old_value(tmp_path):
+    write_run(tmp_path / "old", experiment="e4", variant="post", family="transformer",
+              overrides=["model.norm=post", "seed=1"])  # fmt: skip
+    write_run(tmp_path / "new", experiment="e4", variant="post", family="transformer",
+              overrides=["model.norm=post", "seed=1"], config={"model.init": "paper"})  # fmt: skip
+    runs = {run.path.name: run for run in find_runs(tmp_path)[0]}
+    assert sweep_command([runs["old"]], multirun=False) == (
+        "python -m seq2seq_lab.train model.norm=post seed=1 model.init=xavier"
+    )
+    assert sweep_command([runs["new"]], multirun=False) == (
+        "python -m seq2seq_lab.train model.norm=post seed=1"
+    )
+
+
+def test_a_sweep_where_only_some_runs_lack_the_option_says_which_under_the_command(tmp_path):
+    (tmp_path / "multirun.yaml").write_text("hydra: {}\n")
+    for job, family in enumerate(("bahdanau", "transformer")):
+        write_run(tmp_path / str(job), experiment="e1", variant=family, family=family,
+                  overrides=[f"model={family}", "seed=1"])  # fmt: skip
+    command, note = sweep_command(find_runs(tmp_path)[0]).split("\n")
+    assert command == "python -m seq2seq_lab.train -m seed=1 model=bahdanau,transformer"
+    assert note == (
+        "# made before model.init existed: to remake the transformer runs, add model.init=xavier"
+    )
