@@ -19,6 +19,7 @@ from seq2seq_lab.data.tokenizers import SentencePieceTokenizerTrainer, WordToken
 CONF = Path(__file__).resolve().parents[1] / "conf"
 OPTIONS = {
     "synthetic": (SyntheticSource, WordTokenizerTrainer),
+    "synthetic_v1": (SyntheticSource, WordTokenizerTrainer),
     "copy": (SyntheticSource, WordTokenizerTrainer),
     "reverse": (SyntheticSource, WordTokenizerTrainer),
     "parallel_text": (ParallelTextSource, SentencePieceTokenizerTrainer),

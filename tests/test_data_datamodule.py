@@ -23,7 +23,8 @@ SMALL_SYNTHETIC = [
     "data.source.train_pairs=300",
     "data.source.val_pairs=40",
     "data.source.test_pairs=60",
-    # long sentences: 300 of them cover the vocabulary of the val split (no <unk>)
+    # version 1 (170 lemmas drawn uniformly) in long sentences: 300 of them cover the
+    # vocabulary of the val split (no <unk>)
     "data.source.train_max_words=25",
     "data.source.test_max_words=50",
     "data.max_tokens=256",
@@ -51,7 +52,7 @@ def weights_only_round_trip(obj):
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory) -> TranslationDataModule:
-    dm = make_data("synthetic", tmp_path_factory.mktemp("cache"), *SMALL_SYNTHETIC)
+    dm = make_data("synthetic_v1", tmp_path_factory.mktemp("cache"), *SMALL_SYNTHETIC)
     dm.prepare_data()
     dm.setup("fit")
     return dm
@@ -106,7 +107,7 @@ def test_state_dict_round_trip_through_a_weights_only_checkpoint(synthetic, tmp_
     src, tgt = tokenizers_from_checkpoint_state(state)  # a whole checkpoint works too
     assert src == synthetic.src_tokenizer and tgt == synthetic.tgt_tokenizer
     # a fresh module (another vocabulary setting) uses the checkpoint's tokenizers, not its own
-    other = make_data("synthetic", tmp_path, *SMALL_SYNTHETIC, "data.tokenizer.min_freq=100000")
+    other = make_data("synthetic_v1", tmp_path, *SMALL_SYNTHETIC, "data.tokenizer.min_freq=100000")
     other.load_state_dict(state["TranslationDataModule"])
     other.setup("test")
     assert other.src_vocab_size == synthetic.src_vocab_size

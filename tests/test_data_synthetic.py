@@ -4,11 +4,15 @@ references: an independent parser re-derives every target from its source text a
 
 from __future__ import annotations
 
+import hashlib
+from collections import Counter
+
 import pytest
-from config_values import synthetic_settings
+from config_values import config_values, synthetic_settings
 
 from seq2seq_lab.data.sources import SourceContext
 from seq2seq_lab.data.synthetic import (
+    EXTRAPOLATION,
     LexicalEntry,
     Lexicon,
     SyntheticCorpus,
@@ -19,7 +23,15 @@ from seq2seq_lab.data.synthetic import (
 from seq2seq_lab.errors import ConfigError
 
 # conf/data/synthetic.yaml's task, smaller
-SMALL = dict(train_pairs=400, val_pairs=50, test_pairs=150, train_max_words=20, test_max_words=40)
+SMALL = dict(train_pairs=400, val_pairs=50, test_pairs=150, train_max_words=20, test_max_words=40,
+             extrapolation_max_words=40)  # fmt: skip
+SMALL_EXTRAPOLATION = 60
+# sha256 of data=synthetic_v1's corpus (train, val, test: "source\ttarget\n" per pair)
+V1_SHA256 = "4f2681367a5c533facbe682f64dea4cbae1cd335d0d2eb4123c271bf4357c359"
+
+
+def v1_settings(**overrides):
+    return config_values("data.source", "data=synthetic_v1", **overrides)
 
 
 def corpus_of(**overrides) -> SyntheticCorpus:
@@ -39,7 +51,7 @@ def ctx(src_lang: str, tgt_lang: str) -> SourceContext:
 
 @pytest.fixture(scope="module")
 def corpus() -> SyntheticCorpus:
-    return corpus_of(seed=7, **SMALL)
+    return corpus_of(seed=7, **SMALL, extrapolation_pairs=SMALL_EXTRAPOLATION)
 
 
 def words(text: str) -> list[str]:
@@ -70,12 +82,74 @@ def test_lengths_and_longer_test_sentences(corpus):
     assert len(longer) > 0.3 * len(test_len)  # lengths 21..40 of a uniform 3..40 draw
 
 
-def test_vocabularies_are_distinct_and_a_few_hundred_words():
-    corpus = corpus_of(seed=1, train_pairs=3000, val_pairs=10, test_pairs=10)
+def test_vocabularies_are_distinct_and_a_few_hundred_words_in_version_1():
+    corpus = generate_corpus(
+        SyntheticTask(**v1_settings(seed=1, train_pairs=3000, val_pairs=10, test_pairs=10))
+    )
     src = {w for p in corpus.splits["train"] for w in words(p.src)}
     tgt = {w for p in corpus.splits["train"] for w in words(p.tgt)}
     assert not src & tgt
     assert 200 <= len(src) <= 400 and 200 <= len(tgt) <= 400
+
+
+def test_version_1_is_the_corpus_its_results_were_made_on():
+    """data=synthetic_v1 draws byte for byte the corpus of every result recorded before
+    version 2 (its sha256, taken before the version 2 levers were added)."""
+    corpus = generate_corpus(SyntheticTask(**v1_settings()))
+    digest = hashlib.sha256()
+    for split in ("train", "val", "test"):
+        for source, target in corpus.pairs(split):
+            digest.update(f"{source}\t{target}\n".encode())
+    assert digest.hexdigest() == V1_SHA256
+    assert EXTRAPOLATION not in corpus.splits
+
+
+def test_version_2_draws_a_zipfian_lexicon_with_rare_words():
+    corpus = corpus_of(seed=1, train_pairs=3000, val_pairs=10, test_pairs=10)
+    lex = corpus.lexicon
+    counts = Counter(w for p in corpus.splits["train"] for w in words(p.src))
+    by_rank = [sum(counts[w] for w in e.src_sg + e.src_pl) for e in lex.nouns]
+    first, last = sum(by_rank[:100]), sum(by_rank[-100:])
+    assert first > 10 * last  # P(rank r) ~ 1 / r
+    seen = [n for n in by_rank if n]
+    assert sum(n <= 2 for n in seen) > 0.2 * len(seen)  # many lemmas seen once or twice
+
+
+def test_a_verb_class_decides_every_two_sense_noun(corpus):
+    """Each SenseLink: the verb it names is of class ``sense``, and the target noun is that
+    sense's word; both senses occur, with the deciding verb before the noun (objects, PPs)
+    and after it (subjects)."""
+    lex = corpus.lexicon
+    classes = {w: e.verb_class for e in lex.verbs_tr + lex.verbs_intr for w in e.src_sg}
+    nouns = {e.src(plural)[-1]: (e, plural) for e in lex.nouns for plural in (False, True)}
+    links, before, after = Counter(), 0, 0
+    for pair in corpus.splits["train"] + corpus.splits["test"]:
+        src, tgt = words(pair.src), words(pair.tgt)
+        for link in pair.senses:
+            entry, plural = nouns[src[link.noun_pos]]
+            assert entry.alt_sg, "only two-sense nouns are linked"
+            assert classes[src[link.verb_pos]] == link.sense
+            assert tgt[link.tgt_pos] == entry.tgt(plural, link.sense)[-1]
+            assert entry.tgt(plural, 0) != entry.tgt(plural, 1)
+            links[link.sense] += 1
+            before += link.verb_pos < link.noun_pos
+            after += link.verb_pos > link.noun_pos
+    assert links[0] > 50 and links[1] > 50 and before > 50 and after > 50
+
+
+def test_the_extrapolation_split_lies_past_every_training_length(corpus):
+    train_max = SMALL["train_max_words"]
+    long = corpus.splits[EXTRAPOLATION]
+    assert len(long) == SMALL_EXTRAPOLATION
+    assert all(train_max < len(words(p.src)) <= 2 * train_max for p in long)
+    sources = [p.src for split in corpus.splits.values() for p in split]
+    assert len(set(sources)) == len(sources)
+    source = source_of(seed=7, **SMALL, extrapolation_pairs=SMALL_EXTRAPOLATION)
+    assert source.extra_test_splits() == (EXTRAPOLATION,)
+    assert source.load(ctx("src", "tgt"), (EXTRAPOLATION,))[EXTRAPOLATION][0] == [
+        p.src for p in long
+    ]
+    assert source_of(**SMALL, extrapolation_pairs=0).extra_test_splits() == ()
 
 
 def crossing(links: list[tuple[int, int]]) -> bool:
@@ -155,32 +229,42 @@ def translate(src: str, lex: Lexicon) -> str:
     def t(entry: LexicalEntry, plural: bool = False) -> list[str]:
         return list(entry.tgt(plural))
 
-    def np() -> tuple[list[str], bool]:
+    # A noun's target words wait for its clause's verb, whose class picks the noun's sense
+    # (version 2; in version 1 every verb is of class 0 and every noun has one sense).
+    Items = list  # target words, and (noun entry, plural) where the sense is still open
+
+    def resolve(items: Items, verb_class: int) -> list[str]:
+        out: list[str] = []
+        for item in items:
+            out += list(item[0].tgt(item[1], verb_class)) if isinstance(item, tuple) else [item]
+        return out
+
+    def np() -> tuple[Items, bool]:
         det, _ = take("det")
         noun, plural = take("noun")
         adjs = []
         while peek() == "adj":
             adjs.append(take("adj")[0])
-        out = t(det) + [w for a in reversed(adjs) for w in t(a)] + t(noun, plural)
+        out = t(det) + [w for a in reversed(adjs) for w in t(a)] + [(noun, plural)]
         return out, plural
 
-    def pp() -> list[str]:
+    def pp() -> Items:
         prep, _ = take("prep")
         return np()[0] + t(prep)
 
-    def verb(plural: bool) -> tuple[list[str], bool]:
+    def verb(plural: bool) -> tuple[list[str], bool, int]:
         nonlocal pos
         entry = units[pos][0]
         assert entry.category in ("verb_tr", "verb_intr"), src
         pos += 1
-        return t(entry, plural), entry.category == "verb_tr"
+        return t(entry, plural), entry.category == "verb_tr", entry.verb_class
 
     def rel(head_plural: bool) -> list[str]:
         r, _ = take("rel")
-        v, transitive = verb(head_plural)
-        return t(r) + (np()[0] if transitive else []) + v
+        v, transitive, verb_class = verb(head_plural)
+        return t(r) + (resolve(np()[0], verb_class) if transitive else []) + v
 
-    def np_full() -> tuple[list[str], bool]:
+    def np_full() -> tuple[Items, bool]:
         out, plural = np()
         if peek() == "prep":
             out += pp()
@@ -193,12 +277,12 @@ def translate(src: str, lex: Lexicon) -> str:
         if out:
             out += t(take("conj")[0])
         subj, plural = np_full()
-        v, transitive = verb(plural)
+        v, transitive, verb_class = verb(plural)
         obj = np_full()[0] if transitive else []
         pps = []
         while peek() == "prep":
             pps += pp()
-        out += subj + obj + pps + v
+        out += resolve(subj + obj + pps, verb_class) + v
     return " ".join(out)
 
 
@@ -206,6 +290,9 @@ def test_references_are_a_function_of_the_source_text(corpus):
     for split in corpus.splits.values():
         for pair in split:
             assert translate(pair.src, corpus.lexicon) == pair.tgt
+    v1 = generate_corpus(SyntheticTask(**v1_settings(seed=7, train_pairs=400)))
+    for pair in v1.splits["train"]:
+        assert translate(pair.src, v1.lexicon) == pair.tgt
 
 
 @pytest.mark.parametrize("task", ["copy", "reverse"])
@@ -233,6 +320,9 @@ def test_reverse_direction_swaps_sides():
         ({"min_words": 2}, "data.source.min_words"),
         ({"train_pairs": 0}, "data.source.train_pairs"),
         ({"task": "copy", "symbols": 1}, "data.source.symbols"),
+        ({"extrapolation_pairs": 5, "extrapolation_max_words": 20}, "extrapolation_max_words"),
+        ({"senses": 1.5}, "data.source.senses"),
+        ({"zipf": -1}, "data.source.zipf"),
     ],
 )
 def test_bad_settings_name_the_key(kwargs, key):

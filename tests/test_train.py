@@ -53,6 +53,11 @@ def test_fast_dev_run_trains_and_tests_every_family(family, tmp_path, cache_dir,
     assert timing["train_loop_seconds"] >= timing["train_step_seconds"] > 0
     assert 0 < timing["train_loop_tokens_per_second"] <= timing["train_tokens_per_second"]
     assert (tmp_path / "hypotheses.test.txt").read_text().count("\n") == 12
+    # the synthetic task's extrapolation split, scored apart from the test split
+    extrapolation = on_disk["extra_tests"]["extrapolation"]
+    hyps = (tmp_path / "hypotheses.extrapolation.txt").read_text(encoding="utf-8").splitlines()
+    assert extrapolation["sentences"] == len(hyps) == 12
+    assert extrapolation["decoding"]["beam_size"] == 1
 
 
 @pytest.mark.cuda

@@ -155,9 +155,15 @@ class TranslationDataModule(L.LightningDataModule):
         taken = {"test": self.test_from_train_lines, "val": self.val_from_train_lines}
         return tuple(split for split in SPLITS if not taken.get(split))
 
+    @property
+    def extra_test_splits(self) -> tuple[str, ...]:
+        """The source's test sets scored apart from ``data.split`` (PairSource's
+        ``extra_test_splits``): served by :meth:`raw_pairs` only, never batched."""
+        return self.source.extra_test_splits()
+
     def _raw_splits(self) -> dict[str, TextPairs]:
         if self._raw is None:
-            raw = self.source.load(self.context, self._read_splits())
+            raw = self.source.load(self.context, self._read_splits() + self.extra_test_splits)
             train_src, train_tgt = raw["train"]
             n_test = self.test_from_train_lines or 0
             n_val = self.val_from_train_lines or 0
@@ -335,8 +341,9 @@ class TranslationDataModule(L.LightningDataModule):
     def raw_pairs(self, split: str) -> tuple[list[str], list[str]]:
         """(sources, references) of ``split`` in corpus order, untouched (no filter applied):
         ``Batch.index`` indexes these lists."""
-        if split not in SPLITS:
-            raise ConfigError(f"split={split}: expected one of {', '.join(SPLITS)}")
+        known = SPLITS + self.extra_test_splits
+        if split not in known:
+            raise ConfigError(f"split={split}: expected one of {', '.join(known)}")
         sources, references = self._raw_splits()[split]
         return list(sources), list(references)
 

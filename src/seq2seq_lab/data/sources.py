@@ -64,6 +64,12 @@ class PairSource(ABC):
     def describe(self) -> str:
         return self.name
 
+    def extra_test_splits(self) -> tuple[str, ...]:
+        """Test sets scored apart from the test split, beside it and never mixed into it (the
+        synthetic task's sentences past every training length); ``load`` reads them by name.
+        Default: none."""
+        return ()
+
 
 def read_lines(path: Path) -> list[str]:
     """The sentences of a training text file, one per line, read by the line reader translate

@@ -7,8 +7,9 @@ model scores 100 BLEU) and every alignment is known.
 
 What the language pair contains, and which comparison it serves:
 
-- Two invented vocabularies of a few hundred words each: source words are hyphenated syllables
-  ("ka-lo", "mi-ra-tu"), target words short closed syllables ("mip", "dovs").
+- Two invented vocabularies: source words are hyphenated syllables ("ka-lo", "mi-ra-tu"),
+  target words closed syllables ("mip", "dovs"); ``extra_syllables`` lengthens content words
+  on both sides ("ka-lo-mi", "bamip") so that a large lexicon has enough distinct forms.
 - A lexicon with one-to-two mappings (a source noun -> a two-word target compound; a source verb
   -> target verb + particle) and two-to-one mappings (a two-word source compound noun or a
   "stem + light word" verb -> one target word).
@@ -19,10 +20,25 @@ What the language pair contains, and which comparison it serves:
   their subject, which is marked only on the source subject noun, often many words back and
   past an "attractor" noun of the other number ("the keys to the cabinet are"). Relative
   clause verbs agree with the head noun they modify.
+- Rare words (``zipf``): lemmas of the open classes are drawn by Zipf's law over a random rank
+  order, so a large lexicon has a long tail of words seen a few times in training.
+- Ambiguity resolved by context (``senses``): a share of the nouns has two translations, and
+  the verb of the noun's clause (or relative clause) decides which: verbs come in two classes,
+  and a clause draws its class first. The deciding verb follows a subject in the source and
+  precedes objects and prepositional phrases, a few to a dozen words away.
 - Length: sentences are clauses joined by conjunctions, with prepositional phrases and relative
-  clauses, generated to a length drawn uniformly from ``[min_words, max_words]`` of each split.
-  Train and val stop at ``train_max_words``; test goes to ``test_max_words``, beyond any
-  training sentence (Bahdanau et al. 2014, BLEU by sentence length).
+  clauses, generated to a length drawn uniformly from ``[min_words, max_words]`` of each split
+  (clauses of at most ``clause_words``, longer sentences get more clauses). Train and val stop
+  at ``train_max_words``, test at ``test_max_words``; the extrapolation split
+  (``extrapolation_pairs``) lies past every training length, up to ``extrapolation_max_words``
+  (Bahdanau et al. 2014, BLEU by sentence length), scored apart from the test split.
+
+Two versions, each a data option: ``data=synthetic`` (version 2, the default: a 1,350-lemma
+Zipfian lexicon with two-sense nouns, sentences to 30 words) and ``data=synthetic_v1`` (170
+lemmas drawn uniformly, training sentences to 10 words, test to 20; converged attention models
+score 99-100 BLEU on its trained lengths). Version 1's corpus is drawn byte for byte as before
+version 2's levers existed: each lever draws from the generator only when it is on.
+docs/synthetic_task.md has the calibration behind version 2's values.
 
 Grammar (source order; the target order of each rule after the arrow)::
 
@@ -47,6 +63,9 @@ seed gives byte-identical text. Train, val and test are disjoint (no source sent
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import itertools
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +75,9 @@ from seq2seq_lab.data.sources import SPLITS, PairSource, SourceContext, TextPair
 from seq2seq_lab.errors import ConfigError
 
 TASKS = ("translation", "copy", "reverse")
+# The split of sentences longer than any training sentence (``extrapolation_pairs``), scored
+# apart from the test split (pipeline/extra_tests.py)
+EXTRAPOLATION = "extrapolation"
 
 # Source syllables are CV ("ka"); target words are CVC ("mip"), function words VC ("el").
 _SRC_CONSONANTS, _SRC_VOWELS = "klmnpstvz", "aeiou"
@@ -84,11 +106,17 @@ class LexicalEntry:
     src_pl: tuple[str, ...]
     tgt_sg: tuple[str, ...]
     tgt_pl: tuple[str, ...]
+    # a noun with two senses: its target words in sense 1 (sense 0 is tgt_sg, tgt_pl)
+    alt_sg: tuple[str, ...] = ()
+    alt_pl: tuple[str, ...] = ()
+    verb_class: int = 0  # a verb's class, which selects the sense of its clause's nouns
 
     def src(self, plural: bool) -> tuple[str, ...]:
         return self.src_pl if plural else self.src_sg
 
-    def tgt(self, plural: bool) -> tuple[str, ...]:
+    def tgt(self, plural: bool, sense: int = 0) -> tuple[str, ...]:
+        if sense and self.alt_sg:
+            return self.alt_pl if plural else self.alt_sg
         return self.tgt_pl if plural else self.tgt_sg
 
 
@@ -101,10 +129,15 @@ class WordInfo:
 
 
 class _WordMaker:
-    """Fresh, never-repeated invented words (rejection sampling against everything made)."""
+    """Fresh, never-repeated invented words (rejection sampling against everything made).
 
-    def __init__(self, rng: random.Random) -> None:
+    Content words get ``extra_syllables`` more syllables on both sides (a larger lexicon needs
+    more forms than CVC's 840 target words); function words keep theirs.
+    """
+
+    def __init__(self, rng: random.Random, extra_syllables: int = 0) -> None:
         self.rng = rng
+        self.extra = extra_syllables
         self.used: set[str] = set()  # membership tests only: never iterated
 
     def fresh(self, make: Callable[[], str], derived: Callable[[str], list[str]]) -> str:
@@ -120,7 +153,8 @@ class _WordMaker:
     def src(self, syllables: int) -> str:
         rng = self.rng
         return "-".join(
-            rng.choice(_SRC_CONSONANTS) + rng.choice(_SRC_VOWELS) for _ in range(syllables)
+            rng.choice(_SRC_CONSONANTS) + rng.choice(_SRC_VOWELS)
+            for _ in range(syllables + self.extra)
         )
 
     def src_function(self) -> str:
@@ -128,7 +162,8 @@ class _WordMaker:
 
     def tgt(self) -> str:
         rng = self.rng
-        return rng.choice(_TGT_ONSETS) + rng.choice(_TGT_VOWELS) + rng.choice(_TGT_CODAS)
+        head = "".join(rng.choice(_TGT_ONSETS) + rng.choice(_TGT_VOWELS) for _ in range(self.extra))
+        return head + rng.choice(_TGT_ONSETS) + rng.choice(_TGT_VOWELS) + rng.choice(_TGT_CODAS)
 
     def tgt_function(self) -> str:
         return self.rng.choice(_TGT_VOWELS) + self.rng.choice(_TGT_CODAS)
@@ -144,9 +179,25 @@ class Lexicon:
     About 10% of nouns are source compounds (two source words -> one target word), 10% are
     target compounds (one -> two); about 10% of verbs are source "stem + light word" pairs
     (two -> one) and 10% target "verb + particle" pairs (one -> two).
+
+    With ``senses`` > 0 that share of the nouns has two target words, one per sense, and the
+    verbs fall into two classes (alternately, by lemma): a clause's verb class picks the sense
+    of its nouns (:class:`_Derivation`). ``shuffle_ranks`` puts each open class in a random
+    order, its frequency ranks under Zipf's law. These draws come after all others, so without
+    them the lexicon is the task's first version's word for word.
     """
 
-    def __init__(self, rng: random.Random, *, nouns: int, verbs: int, adjectives: int) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        *,
+        nouns: int,
+        verbs: int,
+        adjectives: int,
+        senses: float = 0.0,
+        extra_syllables: int = 0,
+        shuffle_ranks: bool = False,
+    ) -> None:
         for key, value, low in (
             ("nouns", nouns, 10),
             ("verbs", verbs, 10),
@@ -154,7 +205,7 @@ class Lexicon:
         ):
             if value < low:
                 raise ConfigError(f"data.source.{key}={value}: expected at least {low}")
-        w = _WordMaker(rng)
+        w = _WordMaker(rng, extra_syllables)
         src_function = lambda: w.fresh(w.src_function, _none)  # noqa: E731
         tgt_function = lambda: w.fresh(w.tgt_function, _none)  # noqa: E731
 
@@ -213,19 +264,43 @@ class Lexicon:
             s, t = (w.fresh(lambda: w.src(2), _none),), (w.fresh(w.tgt, _none),)
             self.adjectives.append(LexicalEntry("adj", s, s, t, t))
 
+        if shuffle_ranks:
+            # the lists' order is their frequency rank under Zipf's law; as drawn, compounds
+            # and two-word verbs come first and would be the most frequent
+            for entries in (self.nouns, self.verbs_tr, self.verbs_intr, self.adjectives):
+                rng.shuffle(entries)
+        if senses > 0:
+            self._add_senses(w, senses)
+
         self.source_words: dict[str, WordInfo] = {}
         self.target_words: dict[str, WordInfo] = {}
         for entry in self.entries():
             for plural in (False, True):
                 for word in entry.src(plural):
                     self.source_words.setdefault(word, WordInfo(entry.category, plural))
-                for word in entry.tgt(plural):
-                    self.target_words.setdefault(word, WordInfo(entry.category, plural))
+                for sense in (0, 1):
+                    for word in entry.tgt(plural, sense):
+                        self.target_words.setdefault(word, WordInfo(entry.category, plural))
         # words shared by several lemmas (light words, particles) carry no number
         for word in light_words:
             self.source_words[word] = WordInfo("light", False)
         for word in particles:
             self.target_words[word] = WordInfo("particle", False)
+
+    def _add_senses(self, w: _WordMaker, share: float) -> None:
+        """Every ``1 / share``-th noun (evenly over the frequency ranks) gets a second target
+        word; verbs alternate between the classes 0 and 1."""
+        step = 1 / share
+        ambiguous = {int(k * step) for k in range(int(len(self.nouns) * share))}
+        tgt_noun = lambda: w.fresh(w.tgt, lambda t: [t + _TGT_NOUN_PLURAL])  # noqa: E731
+        for i in sorted(ambiguous):
+            entry = self.nouns[i]
+            alt = (*entry.tgt_sg[:-1], tgt_noun())
+            alt_pl = (*alt[:-1], alt[-1] + _TGT_NOUN_PLURAL)
+            self.nouns[i] = dataclasses.replace(entry, alt_sg=alt, alt_pl=alt_pl)
+        for verbs in (self.verbs_tr, self.verbs_intr):
+            for i, entry in enumerate(verbs):
+                verbs[i] = dataclasses.replace(entry, verb_class=i % 2)
 
     def entries(self) -> list[LexicalEntry]:
         return [
@@ -255,6 +330,17 @@ class Agreement:
 
 
 @dataclass(frozen=True)
+class SenseLink:
+    """Target word ``tgt_pos``, a noun with two senses, takes sense ``sense`` from the class of
+    the verb at source word ``verb_pos`` (its clause's or its relative clause's)."""
+
+    noun_pos: int  # the number-marked (last) source word of the noun
+    verb_pos: int  # the first source word of the verb
+    tgt_pos: int  # the last target word of the noun
+    sense: int
+
+
+@dataclass(frozen=True)
 class SyntheticPair:
     """One generated pair with its derivation, for inspection and tests.
 
@@ -267,6 +353,7 @@ class SyntheticPair:
     tgt: str
     units: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
     agreements: tuple[Agreement, ...] = ()
+    senses: tuple[SenseLink, ...] = ()
 
     def links(self) -> list[tuple[int, int]]:
         """Word alignment as (source position, target position) links, by source position."""
@@ -345,70 +432,148 @@ class _Clause:
         return out
 
 
+@dataclass(frozen=True)
+class Grammar:
+    """How sentences are drawn (``data.source.*``; the first version's values in brackets).
+
+    zipf: lemmas of open classes drawn with P(rank r) proportional to 1 / r^zipf (0: uniform).
+    senses: whether a clause's verb class picks its nouns' senses (the lexicon's ``senses``).
+    max_adjectives: per noun phrase (2); clause_pps: prepositional phrases attached to a
+    clause (2); clause_words: a clause's most source words, longer sentences get more clauses
+    (12).
+    """
+
+    zipf: float = 0.0
+    senses: bool = False
+    max_adjectives: int = 2
+    clause_pps: int = 2
+    clause_words: int = 12
+
+
 class _Derivation:
-    """Builds one sentence: lexical units and the agreement links between them."""
+    """Builds one sentence: lexical units and the agreement links between them.
 
-    MAX_ADJECTIVES = 2  # per noun phrase
-    MAX_CLAUSE_PPS = 2
-    MAX_CLAUSE_WORDS = 12  # longer sentences get more clauses, not longer clauses
+    With ``grammar.senses`` every clause (and every relative clause) draws a verb class c
+    first and its verb from that class; its nouns take sense c, so an ambiguous source noun's
+    translation is fixed by a verb elsewhere in the sentence (before it for objects and PPs,
+    after it for subjects).
+    """
 
-    def __init__(self, rng: random.Random, lexicon: Lexicon) -> None:
-        self.rng, self.lex = rng, lexicon
+    def __init__(
+        self,
+        rng: random.Random,
+        lexicon: Lexicon,
+        grammar: Grammar,
+        choices: dict[tuple[int, int, int | None], tuple[list, list[float] | None]],
+    ) -> None:
+        """``choices``: shared by every sentence of a corpus, the entries that fit a pick and
+        their cumulative Zipf weights, computed once each."""
+        self.rng, self.lex, self.grammar, self.choices = rng, lexicon, grammar, choices
+        self.MAX_ADJECTIVES = grammar.max_adjectives
+        self.MAX_CLAUSE_PPS = grammar.clause_pps
+        self.MAX_CLAUSE_WORDS = grammar.clause_words
         self.units: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
         self.agreements: list[tuple[int, int, bool]] = []  # (noun unit, verb unit, plural)
+        self.sense_links: list[tuple[int, int, int]] = []  # (noun unit, verb unit, sense)
+        # the two-sense nouns of each open clause (innermost last), linked to its verb at its end
+        self._scopes: list[list[int]] = []
 
-    def _unit(self, entry: LexicalEntry, plural: bool = False) -> int:
-        self.units.append((entry.src(plural), entry.tgt(plural)))
+    def _unit(self, entry: LexicalEntry, plural: bool = False, sense: int = 0) -> int:
+        self.units.append((entry.src(plural), entry.tgt(plural, sense)))
         return len(self.units) - 1
 
-    def _pick(self, entries: Sequence[LexicalEntry], max_words: int) -> LexicalEntry:
-        fitting = [e for e in entries if len(e.src_sg) <= max_words]
-        return self.rng.choice(fitting)
+    def _choose(
+        self, entries: Sequence[LexicalEntry], max_words: int = 1_000, verb_class: int | None = None
+    ) -> LexicalEntry:
+        """One of ``entries`` (in frequency-rank order) of at most ``max_words`` source words
+        (and of ``verb_class``), uniformly or by Zipf's law."""
+        key = (id(entries), min(max_words, 3), verb_class)  # no entry has more than 2 words
+        if key not in self.choices:
+            fitting = [
+                e
+                for e in entries
+                if len(e.src_sg) <= max_words and verb_class in (None, e.verb_class)
+            ]
+            cumulative = None
+            if self.grammar.zipf:
+                cumulative = list(
+                    itertools.accumulate((r + 1) ** -self.grammar.zipf for r in range(len(fitting)))
+                )
+            self.choices[key] = (fitting, cumulative)
+        fitting, cumulative = self.choices[key]
+        if cumulative is None:
+            return self.rng.choice(fitting)
+        return self.rng.choices(fitting, cum_weights=cumulative)[0]
+
+    def _pick(
+        self, entries: Sequence[LexicalEntry], max_words: int, verb_class: int | None = None
+    ) -> LexicalEntry:
+        return self._choose(entries, max_words, verb_class)
+
+    def _sense(self) -> int | None:
+        """A clause's verb class (its nouns' sense), or None without senses."""
+        return self.rng.randrange(2) if self.grammar.senses else None
 
     def _cost(self, unit: int) -> int:
         return len(self.units[unit][0])
 
-    def np(self, max_words: int) -> _NP:
+    def np(self, max_words: int, sense: int | None = None) -> _NP:
         """det noun: 2 or 3 source words (``max_words`` >= 2)."""
         plural = self.rng.random() < 0.4
         det = self._unit(self.rng.choice(self.lex.dets))
-        noun = self._unit(self._pick(self.lex.nouns, max_words - 1), plural)
+        entry = self._pick(self.lex.nouns, max_words - 1)
+        noun = self._unit(entry, plural, sense or 0)
+        if sense is not None and entry.alt_sg and self._scopes:
+            self._scopes[-1].append(noun)
         return _NP(det, noun, plural)
+
+    def _close_scope(self, verb: int, sense: int | None) -> None:
+        for noun in self._scopes.pop():
+            self.sense_links.append((noun, verb, sense or 0))
 
     def _np_cost(self, np: _NP) -> int:
         return sum(self._cost(u) for u in np.src())
 
-    def verb(self, transitive: bool, subject: _NP, max_words: int) -> int:
+    def verb(
+        self, transitive: bool, subject: _NP, max_words: int, verb_class: int | None = None
+    ) -> int:
         entries = self.lex.verbs_tr if transitive else self.lex.verbs_intr
-        verb = self._unit(self._pick(entries, max_words), subject.plural)
+        verb = self._unit(self._pick(entries, max_words, verb_class), subject.plural)
         self.agreements.append((subject.noun, verb, subject.plural))
         return verb
 
-    def pp(self, max_words: int) -> _PP:
+    def pp(self, max_words: int, sense: int | None = None) -> _PP:
         """prep det noun: 3 or 4 source words (``max_words`` >= 3)."""
         prep = self._unit(self.rng.choice(self.lex.preps))
-        return _PP(prep, self.np(max_words - 1))
+        return _PP(prep, self.np(max_words - 1, sense))
 
     def rel(self, head: _NP, max_words: int) -> _Rel:
-        """rel verb [det noun]: 2 to 6 source words (``max_words`` >= 2)."""
+        """rel verb [det noun]: 2 to 6 source words (``max_words`` >= 2); its own verb class
+        picks its object's sense."""
         rel = self._unit(self.lex.rels[0])
         transitive = max_words >= 4 and self.rng.random() < 0.5
-        verb = self.verb(transitive, head, max_words - 1 - (2 if transitive else 0))
+        sense = self._sense()
+        self._scopes.append([])
+        verb = self.verb(transitive, head, max_words - 1 - (2 if transitive else 0), sense)
         obj = None
         if transitive:
-            obj = self.np(max_words - 1 - self._cost(verb))
+            obj = self.np(max_words - 1 - self._cost(verb), sense)
+        self._close_scope(verb, sense)
         return _Rel(rel, verb, obj)
 
     def clause(self, budget: int) -> _Clause:
         """A clause of at most ``budget`` (>= 3) source words, usually exactly ``budget``."""
         rng = self.rng
         transitive = budget >= 5 and rng.random() < 0.6
+        sense = self._sense()
+        self._scopes.append([])
         object_words = 2 if transitive else 0  # the shortest object: det noun
-        subj = self.np(budget - 1 - object_words)  # leave room for the verb and the object
-        verb = self.verb(transitive, subj, budget - self._np_cost(subj) - object_words)
+        # leave room for the verb and the object
+        subj = self.np(budget - 1 - object_words, sense)
+        verb = self.verb(transitive, subj, budget - self._np_cost(subj) - object_words, sense)
         obj = None
         if transitive:
-            obj = self.np(budget - self._np_cost(subj) - self._cost(verb))
+            obj = self.np(budget - self._np_cost(subj) - self._cost(verb), sense)
         clause = _Clause(subj, verb, obj)
         left = budget - sum(self._cost(u) for u in clause.src())
         while left > 0:
@@ -431,14 +596,15 @@ class _Derivation:
                 break
             _, kind, np = rng.choices(options, [w for w, _, _ in options])[0]
             if kind == "clause_pp":
-                clause.pps.append(self.pp(left))
+                clause.pps.append(self.pp(left, sense))
             elif kind == "pp":
-                np.pp = self.pp(left)
+                np.pp = self.pp(left, sense)
             elif kind == "rel":
                 np.rel = self.rel(np, left)
             else:
-                np.adjs.append(self._unit(rng.choice(self.lex.adjectives)))
+                np.adjs.append(self._unit(self._choose(self.lex.adjectives)))
             left = budget - sum(self._cost(u) for u in clause.src())
+        self._close_scope(verb, sense)
         return clause
 
     def sentence(self, target_words: int) -> SyntheticPair:
@@ -483,7 +649,11 @@ class _Derivation:
             Agreement(src_pos[noun][-1], tgt_pos[verb][0], plural)
             for noun, verb, plural in self.agreements
         )
-        return SyntheticPair(" ".join(src_words), " ".join(tgt_words), units, agreements)
+        senses = tuple(
+            SenseLink(src_pos[noun][-1], src_pos[verb][0], tgt_pos[noun][-1], sense)
+            for noun, verb, sense in self.sense_links
+        )
+        return SyntheticPair(" ".join(src_words), " ".join(tgt_words), units, agreements, senses)
 
 
 # --------------------------------------------------------------------------------------------
@@ -496,7 +666,7 @@ class SyntheticCorpus:
     """The generated splits (``train``, ``val``, ``test``) and, for ``translation``, the lexicon."""
 
     task: str
-    splits: dict[str, list[SyntheticPair]]
+    splits: dict[str, list[SyntheticPair]]  # SPLITS, and EXTRAPOLATION when asked for
     lexicon: Lexicon | None
 
     def pairs(self, split: str) -> list[tuple[str, str]]:
@@ -516,8 +686,13 @@ class SyntheticTask:
     conf/data/synthetic.yaml (no defaults here).
 
     Source lengths are drawn uniformly from ``[min_words, train_max_words]`` for train and val
-    and from ``[min_words, test_max_words]`` for test. ``nouns``/``verbs``/``adjectives`` size
-    the translation lexicon; ``symbols`` is the vocabulary of ``copy`` and ``reverse``.
+    and from ``[min_words, test_max_words]`` for test; ``extrapolation_pairs`` more (the split
+    :data:`EXTRAPOLATION`, none for 0) from ``[train_max_words + 1,
+    extrapolation_max_words]``, past every training length. ``nouns``/``verbs``/``adjectives``
+    size the translation lexicon, its content words ``extra_syllables`` longer than the first
+    version's, ``senses`` the share of its nouns with two senses;
+    ``zipf``, ``max_adjectives``, ``clause_pps``, ``clause_words``: :class:`Grammar`.
+    ``symbols`` is the vocabulary of ``copy`` and ``reverse``.
     """
 
     task: str
@@ -531,6 +706,14 @@ class SyntheticTask:
     nouns: int
     verbs: int
     adjectives: int
+    extra_syllables: int
+    senses: float
+    zipf: float
+    max_adjectives: int
+    clause_pps: int
+    clause_words: int
+    extrapolation_pairs: int
+    extrapolation_max_words: int
     symbols: int
 
     def __post_init__(self) -> None:
@@ -548,6 +731,34 @@ class SyntheticTask:
         for key in ("train_pairs", "val_pairs", "test_pairs"):
             if getattr(self, key) < 1:
                 raise ConfigError(f"data.source.{key}={getattr(self, key)}: expected at least 1")
+        if self.extrapolation_pairs < 0:
+            raise ConfigError(
+                f"data.source.extrapolation_pairs={self.extrapolation_pairs}: expected 0 or more"
+            )
+        if self.extrapolation_pairs and self.extrapolation_max_words <= self.train_max_words:
+            raise ConfigError(
+                f"data.source.extrapolation_max_words={self.extrapolation_max_words}: expected "
+                f"more than train_max_words={self.train_max_words} (the split lies beyond it)"
+            )
+        if not 0 <= self.senses <= 1:
+            raise ConfigError(f"data.source.senses={self.senses}: expected a share in [0, 1]")
+        if self.zipf < 0:
+            raise ConfigError(f"data.source.zipf={self.zipf}: expected 0 (uniform) or more")
+        if self.clause_words < 5 or self.clause_pps < 0 or self.max_adjectives < 0:
+            raise ConfigError(
+                f"data.source: expected clause_words >= 5, clause_pps >= 0 and max_adjectives "
+                f">= 0, got {self.clause_words}, {self.clause_pps}, {self.max_adjectives}"
+            )
+
+    @property
+    def grammar(self) -> Grammar:
+        return Grammar(
+            zipf=self.zipf,
+            senses=self.senses > 0,
+            max_adjectives=self.max_adjectives,
+            clause_pps=self.clause_pps,
+            clause_words=self.clause_words,
+        )
 
 
 def generate_corpus(settings: SyntheticTask) -> SyntheticCorpus:
@@ -563,9 +774,16 @@ def generate_corpus(settings: SyntheticTask) -> SyntheticCorpus:
     lexicon = None
     if task == "translation":
         lexicon = Lexicon(
-            rng, nouns=settings.nouns, verbs=settings.verbs, adjectives=settings.adjectives
+            rng,
+            nouns=settings.nouns,
+            verbs=settings.verbs,
+            adjectives=settings.adjectives,
+            senses=settings.senses,
+            extra_syllables=settings.extra_syllables,
+            shuffle_ranks=settings.zipf > 0,
         )
-        make = lambda n: _Derivation(rng, lexicon).sentence(n)  # noqa: E731
+        grammar, choices = settings.grammar, {}
+        make = lambda n: _Derivation(rng, lexicon, grammar, choices).sentence(n)  # noqa: E731
     else:
         vocab = _symbols(settings.symbols)
 
@@ -577,9 +795,15 @@ def generate_corpus(settings: SyntheticTask) -> SyntheticCorpus:
 
     sizes = {"train": train_pairs, "val": val_pairs, "test": test_pairs}
     max_words = {"train": train_max_words, "val": train_max_words, "test": test_max_words}
+    min_length = dict.fromkeys(SPLITS, min_words)
+    if settings.extrapolation_pairs:  # drawn last: the other splits stay as without it
+        sizes[EXTRAPOLATION] = settings.extrapolation_pairs
+        max_words[EXTRAPOLATION] = settings.extrapolation_max_words
+        min_length[EXTRAPOLATION] = train_max_words + 1
     seen: set[str] = set()  # source sentences already used by any split: splits are disjoint
     splits: dict[str, list[SyntheticPair]] = {}
-    for split in SPLITS:
+    for split in sizes:
+        min_words = min_length[split]
         out: list[SyntheticPair] = []
         attempts = 0
         while len(out) < sizes[split]:
@@ -598,6 +822,12 @@ def generate_corpus(settings: SyntheticTask) -> SyntheticCorpus:
             out.append(pair)
         splits[split] = out
     return SyntheticCorpus(task, splits, lexicon)
+
+
+@functools.lru_cache(maxsize=2)
+def _cached_corpus(settings: SyntheticTask) -> SyntheticCorpus:
+    """One generation per settings and process: a run and its checks read it more than once."""
+    return generate_corpus(settings)
 
 
 class SyntheticSource(PairSource):
@@ -619,10 +849,18 @@ class SyntheticSource(PairSource):
 
     def describe(self) -> str:
         s = self.settings
+        extrapolation = (
+            f", {EXTRAPOLATION} {s.train_max_words + 1}-{s.extrapolation_max_words}"
+            if s.extrapolation_pairs
+            else ""
+        )
         return (
             f"synthetic {s.task} task (seed {s.seed}; train/val up to "
-            f"{s.train_max_words} words, test up to {s.test_max_words})"
+            f"{s.train_max_words} words, test up to {s.test_max_words}{extrapolation})"
         )
+
+    def extra_test_splits(self) -> tuple[str, ...]:
+        return (EXTRAPOLATION,) if self.settings.extrapolation_pairs else ()
 
     def load(self, context: SourceContext, splits: Sequence[str] = SPLITS) -> dict[str, TextPairs]:
         for key, lang in (("src_lang", context.src_lang), ("tgt_lang", context.tgt_lang)):
@@ -630,7 +868,7 @@ class SyntheticSource(PairSource):
                 raise ConfigError(
                     f"data.{key}={lang}: the synthetic task's languages are 'src' and 'tgt'"
                 )
-        corpus = generate_corpus(self.settings)
+        corpus = _cached_corpus(self.settings)
         flip = context.src_lang == "tgt"
         out: dict[str, TextPairs] = {}
         for split in splits:  # the corpus is generated whole: its splits depend on each other

@@ -25,7 +25,6 @@ from seq2seq_lab.analysis.alignment_record import ALIGNMENT, alignment_record
 from seq2seq_lab.analysis.length_probe import PROBE, length_probe
 from seq2seq_lab.config import instantiate, to_plain
 from seq2seq_lab.console import quiet_third_party, run_footer, run_header
-from seq2seq_lab.decoding.translation import translate_lines
 from seq2seq_lab.loggers.wandb_identity import run_identity
 from seq2seq_lab.loggers.wandb_logger import finish_wandb
 from seq2seq_lab.loggers.wandb_record import log_hypotheses
@@ -37,12 +36,13 @@ from seq2seq_lab.pipeline.building import (
     set_threads,
     write_test_outputs,
 )
+from seq2seq_lab.pipeline.extra_tests import run_extra_tests, translate_in_order
 from seq2seq_lab.preflight import check_train_inputs
 from seq2seq_lab.record.atomic import write_text
 from seq2seq_lab.record.environment import hardware, versions
 from seq2seq_lab.record.flat_config import flatten
 from seq2seq_lab.record.interruptions import SignalRecorder
-from seq2seq_lab.record.results import write_results
+from seq2seq_lab.record.results import EXTRA_TESTS, write_results
 from seq2seq_lab.record.run_dir import check_run_dir, close_run_log, continuation, is_rank_zero
 from seq2seq_lab.record.run_reuse import POOLS_KEY, adopt, find_identical
 from seq2seq_lab.training.convergence import late_gain
@@ -50,8 +50,6 @@ from seq2seq_lab.training.module import Seq2SeqModule, stop_cause
 from seq2seq_lab.training.precision import choose_precision
 
 log = logging.getLogger(__name__)
-
-PROBE_BATCH = 64  # sentences per decoder call in the length probe (outputs do not depend on it)
 
 
 def earlier_segments_seconds(trainer: L.Trainer) -> float:
@@ -255,6 +253,11 @@ def train(cfg: DictConfig) -> dict[str, Any]:
                 results[PROBE] = run_length_probe(module, datamodule, list(cfg[PROBE]), run_dir)
                 signals.raise_if_received()
                 results["timing"]["length_probe_seconds"] = time.perf_counter() - started
+            if datamodule.extra_test_splits and is_rank_zero():  # scored apart from the test
+                started = time.perf_counter()
+                results[EXTRA_TESTS] = run_extra_tests(module, datamodule, run_dir)
+                signals.raise_if_received()
+                results["timing"]["extra_tests_seconds"] = time.perf_counter() - started
             started = time.perf_counter()
             batches = (batch.to(module.device) for batch in datamodule.test_dataloader())
             figures = alignment_figures(module.network, batches)
@@ -294,25 +297,9 @@ def run_length_probe(
     decoding = module.val_decoding
 
     def translate(lines: list[str]) -> list[str]:
-        # sorted by length so that a batch pads little; each output is independent of its batch
-        order = sorted(range(len(lines)), key=lambda i: len(lines[i]))
-        result = translate_lines(
-            module, datamodule, [lines[i] for i in order], decoding, PROBE_BATCH
-        )
-        if result.truncated:
-            log.warning("length probe: %d inputs cut to the model's limit", len(result.truncated))
-        out = [""] * len(lines)
-        for i, text in zip(order, result.lines):
-            out[i] = text
-        return out
+        return translate_in_order(module, datamodule, lines, decoding)
 
-    was_training = module.training
-    module.eval()
-    try:
-        with torch.inference_mode():
-            probe = length_probe(translate, sources, references, joins)
-    finally:
-        module.train(was_training)
+    probe = length_probe(translate, sources, references, joins)
     if is_rank_zero():
         for k, lines in probe.pop("hypotheses").items():
             write_text(run_dir / PROBE / f"join-{k}.txt", "".join(x + "\n" for x in lines))

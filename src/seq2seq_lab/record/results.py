@@ -27,6 +27,8 @@ FINISHED = ("completed", "diverged")
 # (``train resume=true``) or the same command comes back to it (record/run_dir.py): kept, but
 # not a run (the report leaves it out).
 ABANDONED = "abandoned"
+# test sets scored apart from the test split: {split: record} (pipeline/extra_tests.py)
+EXTRA_TESTS = "extra_tests"
 
 
 def _clean(value: Any) -> Any:

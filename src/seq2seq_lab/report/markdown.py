@@ -15,9 +15,10 @@ from seq2seq_lab.record.portable_paths import portable_path, relative
 from seq2seq_lab.report.aggregate import MeanStd, Variant, mean_std, status_counts
 from seq2seq_lab.report.assessment import Assessment
 from seq2seq_lab.report.evidence import P_SIGNIFICANT, RESAMPLES, format_p
+from seq2seq_lab.report.extra_tests import extra_test_note, extra_test_rows, extra_test_splits
 from seq2seq_lab.report.figures import Figures
 from seq2seq_lab.report.runs import Run, Unreadable
-from seq2seq_lab.report.spec import ExperimentSpec
+from seq2seq_lab.report.spec import Comparison, ExperimentSpec
 from seq2seq_lab.report.wall_time import find_wall_time
 from seq2seq_lab.training.budget import training_budget
 from seq2seq_lab.training.convergence import CONVERGED_GAIN, MIN_VALIDATIONS, has_converged
@@ -337,6 +338,17 @@ def tables_section(report: Assessment) -> list[str]:
     return lines[:-1]  # experiment_markdown separates the sections
 
 
+def extra_tests_section(c: Comparison) -> list[str]:
+    """A heading and table per test set the runs scored apart from the test split
+    (report/extra_tests.py); nothing when they have none."""
+    lines: list[str] = []
+    for split in extra_test_splits(c):
+        header, rows = extra_test_rows(c, split)
+        lines += [f"## The {split} set, apart from the test split", ""]
+        lines += [extra_test_note(c, split), "", table(header, rows), ""]
+    return lines[:-1]
+
+
 def plots_section(figures: Figures, out_dir: Path) -> list[str]:
     lines = ["## Plots", ""]
     if not figures.plots and not figures.notes:
@@ -437,6 +449,7 @@ def experiment_markdown(report: Assessment, figures: Figures, out_dir: Path) -> 
         differences_section(report),
         verdict_section(report),
         tables_section(report),
+        extra_tests_section(report.comparison),
         plots_section(figures, out_dir),
         heatmaps_section(figures, out_dir),
         runs_section(report),
