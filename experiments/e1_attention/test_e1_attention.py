@@ -97,3 +97,29 @@ def test_the_checks_read_paired_intervals_with_test_sampling(scenarios):
     detail = E1.checks[0].test(scenarios["present"]).detail
     assert "bahdanau - plain +" in detail and "(paired)" in detail
     assert "retention 41-50 / 1-10" in E1.checks[2].test(scenarios["present"]).detail
+
+
+def test_the_collapse_table_counts_the_seeds_over_half_the_mass_per_setting(tmp_path, capsys):
+    """luong_collapse.py: per (bridge, W_m scale) setting, the seeds whose attention mass on
+    the source's last two positions exceeds 0.5."""
+    import json
+
+    from report_support import write_run
+
+    from experiments.e1_attention.luong_collapse import main
+
+    masses = {("bridge", 1.0): [0.93, 0.40], ("zero", 0.1): [0.20, 0.51]}
+    job = 0
+    for (bridge, scale), per_seed in masses.items():
+        for seed, mass in enumerate(per_seed, start=1):
+            path = write_run(tmp_path / str(job), experiment="e1_attention", variant="luong",
+                             family="luong", seed=seed, bleu=3.0, config={
+                                 "model.bridge": bridge, "model.attention.init_scale": scale})  # fmt: skip
+            results = json.loads((path / "results.json").read_text())
+            results["alignment"] = {"end_mass": mass, "on_end": mass, "normalised_entropy": 0.1}
+            (path / "results.json").write_text(json.dumps(results))
+            job += 1
+    assert main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "| bridge | 1.0 | 1 of 2 | s1 **0.93**" in out
+    assert "| zero | 0.1 | 1 of 2 | s1 **0.20**" in out
