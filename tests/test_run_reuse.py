@@ -11,6 +11,7 @@ import pytest
 from conftest import compose_config, tiny_overrides
 from report_support import write_run
 
+from seq2seq_lab.added_settings import with_added_settings
 from seq2seq_lab.checkout import REPOSITORY
 from seq2seq_lab.pipeline.training import train
 from seq2seq_lab.record.run_reuse import job_identity, training_identity
@@ -154,7 +155,9 @@ def test_a_committed_run_is_still_the_job_its_overrides_compose_today(
 ):
     """A grid's committed runs (at multi30k, recorded as model=seq2seq scale=real_cpu, with the
     heatmap settings and the keys of their day) stay reusable: the job their overrides compose
-    today, names translated (seq2seq_lab/renames.py), has their training identity."""
+    today, names translated (seq2seq_lab/renames.py) and options whose default changed set as
+    they were (seq2seq_lab/added_settings.py), has their training identity; the default job
+    (model.init=paper) does not."""
     run_dir = REPOSITORY / "experiments" / experiment / "results" / "multi30k" / "runs" / job_dir
     record = json.loads((run_dir / "results.json").read_text())
     overrides = [
@@ -162,5 +165,11 @@ def test_a_committed_run_is_still_the_job_its_overrides_compose_today(
         for o in record["overrides"]
         if not o.startswith(("reuse_from=", "resume="))
     ]
+    # options whose default changed since, at the values the run was made with
+    overrides = with_added_settings(overrides, record["config"])
     cfg = compose_config("train", overrides, tmp_path / "job", tmp_path)
     assert job_identity(cfg, tmp_path / "job") == training_identity(record["config"])
+    if "model.init=xavier" in overrides:
+        today = [o for o in overrides if o != "model.init=xavier"]
+        cfg = compose_config("train", today, tmp_path / "today", tmp_path)
+        assert job_identity(cfg, tmp_path / "today") != training_identity(record["config"])

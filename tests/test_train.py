@@ -99,14 +99,15 @@ def test_same_seed_gives_identical_losses_and_bleu(tmp_path, cache_dir):
 
 @pytest.mark.parametrize("max_tokens", [64, 96])
 def test_every_epoch_is_served_whole_and_validated_at_its_end(max_tokens, tmp_path, cache_dir):
-    # Token-budget batches: each epoch has its own number of batches (at these budgets on the
-    # smoke data, [26, 26, 27, 27, 26, 27] and [19, 19, 19, 19, 18, 19]). Every batch must be
-    # served and validation must run once per epoch, after its last batch, whatever the
-    # epoch's length (a loader built once was cut to epoch 0's length, and never validated
-    # in a shorter epoch).
+    # Token-budget batches: each epoch has its own number of batches (at these budgets on
+    # version 1's smoke data, [26, 26, 27, 27, 26, 27] and [19, 19, 19, 19, 18, 19]). Every
+    # batch must be served and validation must run once per epoch, after its last batch,
+    # whatever the epoch's length (a loader built once was cut to epoch 0's length, and
+    # never validated in a shorter epoch).
     epochs = 6
-    args = (f"data.max_tokens={max_tokens}", "data.pool_factor=2", "trainer.max_steps=-1",
-            f"trainer.max_epochs={epochs}", "test=false", "~callbacks.early_stopping")  # fmt: skip
+    args = ("data=synthetic_v1", f"data.max_tokens={max_tokens}", "data.pool_factor=2",
+            "trainer.max_steps=-1", f"trainer.max_epochs={epochs}", "test=false",
+            "~callbacks.early_stopping")  # fmt: skip
     cfg = compose_config("train", tiny_overrides("bahdanau", *args), tmp_path, cache_dir)
     datamodule = build_datamodule(cfg.data)
     datamodule.prepare_data()

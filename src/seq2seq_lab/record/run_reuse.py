@@ -31,6 +31,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from seq2seq_lab.added_settings import before
 from seq2seq_lab.analysis.length_probe import PROBE
 from seq2seq_lab.config import to_plain
 from seq2seq_lab.record.portable_paths import portable_path, portable_record
@@ -67,6 +68,8 @@ NEUTRAL: dict[tuple[str, ...], Any] = {
     ("callbacks", "last_checkpoint", "keep_last"): 0,
     ("data", "first_pairs"): {"train": None, "val": None, "test": None},
     ("data", "max_train_pairs"): None,  # became first_pairs.train
+    ("model", "init"): before("model.init"),  # the Transformer's scheme before the option
+    ("model", "attention", "init_scale"): 1.0,  # Luong's W_m as nn.Linear draws it
 }
 # The source run's files an adopted run leaves out: its own Hydra record and log are the job's,
 # checkpoints stay where they are (hundreds of MB), abandoned/ is not part of the run.
