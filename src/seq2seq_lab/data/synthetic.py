@@ -469,9 +469,6 @@ class _Derivation:
         """``choices``: shared by every sentence of a corpus, the entries that fit a pick and
         their cumulative Zipf weights, computed once each."""
         self.rng, self.lex, self.grammar, self.choices = rng, lexicon, grammar, choices
-        self.MAX_ADJECTIVES = grammar.max_adjectives
-        self.MAX_CLAUSE_PPS = grammar.clause_pps
-        self.MAX_CLAUSE_WORDS = grammar.clause_words
         self.units: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
         self.agreements: list[tuple[int, int, bool]] = []  # (noun unit, verb unit, plural)
         self.sense_links: list[tuple[int, int, int]] = []  # (noun unit, verb unit, sense)
@@ -587,10 +584,10 @@ class _Derivation:
                     options.append((3.0, "pp", np))
                 if left >= 2:
                     options.append((2.0, "rel", np))
-            if len(clause.pps) < self.MAX_CLAUSE_PPS and left >= 3:
+            if len(clause.pps) < self.grammar.clause_pps and left >= 3:
                 options.append((2.0, "clause_pp", None))
             for np in clause.nps():
-                if len(np.adjs) < self.MAX_ADJECTIVES:
+                if len(np.adjs) < self.grammar.max_adjectives:
                     options.append((0.5, "adj", np))
             if not options:
                 break
@@ -621,10 +618,10 @@ class _Derivation:
                 src_order.append(conj)
                 tgt_order.append(conj)
                 left -= 1
-            if left <= self.MAX_CLAUSE_WORDS:
+            if left <= self.grammar.clause_words:
                 budget = left
             else:  # leave room for at least one more clause
-                budget = rng.randint(5, min(self.MAX_CLAUSE_WORDS, left - 4))
+                budget = rng.randint(5, min(self.grammar.clause_words, left - 4))
             clause = self.clause(budget)
             src_order += clause.src()
             tgt_order += clause.tgt()
