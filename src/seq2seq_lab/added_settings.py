@@ -96,6 +96,16 @@ def partly_added(configs: list[dict[str, Any]]) -> tuple[list[str], dict[str, li
     return every, some
 
 
+NOTE_START = "# made before "  # how remake_note's line starts (a command block's comment)
+
+
+def remake_note(override: str, variants: list[str]) -> str:
+    """The line under a command whose ``variants`` only need ``override``."""
+    key = override.partition("=")[0]
+    labels = ", ".join(sorted(set(variants)))
+    return f"{NOTE_START}{key} existed: to remake the {labels} runs, add {override}"
+
+
 def before(key: str) -> Any:
     """The value runs recorded before ``key`` existed were made with (a key whose override
     sets it: ``before("model.init") == "xavier"``)."""

@@ -24,8 +24,9 @@ What the language pair contains, and which comparison it serves:
   order, so a large lexicon has a long tail of words seen a few times in training.
 - Ambiguity resolved by context (``senses``): a share of the nouns has two translations, and
   the verb of the noun's clause (or relative clause) decides which: verbs come in two classes,
-  and a clause draws its class first. The deciding verb follows a subject in the source and
-  precedes objects and prepositional phrases, a few to a dozen words away.
+  and a clause draws its class first. The deciding verb follows the subject (and a phrase
+  attached to it) in the source and precedes the object and the clause's prepositional
+  phrases, a few to a dozen words away.
 - Length: sentences are clauses joined by conjunctions, with prepositional phrases and relative
   clauses, generated to a length drawn uniformly from ``[min_words, max_words]`` of each split
   (clauses of at most ``clause_words``, longer sentences get more clauses). Train and val stop
@@ -455,8 +456,8 @@ class _Derivation:
 
     With ``grammar.senses`` every clause (and every relative clause) draws a verb class c
     first and its verb from that class; its nouns take sense c, so an ambiguous source noun's
-    translation is fixed by a verb elsewhere in the sentence (before it for objects and PPs,
-    after it for subjects).
+    translation is fixed by a verb elsewhere in the sentence (after the subject and what is
+    attached to it, before the object and the clause's PPs).
     """
 
     def __init__(
@@ -479,7 +480,7 @@ class _Derivation:
         self.units.append((entry.src(plural), entry.tgt(plural, sense)))
         return len(self.units) - 1
 
-    def _choose(
+    def _pick(
         self, entries: Sequence[LexicalEntry], max_words: int = 1_000, verb_class: int | None = None
     ) -> LexicalEntry:
         """One of ``entries`` (in frequency-rank order) of at most ``max_words`` source words
@@ -501,11 +502,6 @@ class _Derivation:
         if cumulative is None:
             return self.rng.choice(fitting)
         return self.rng.choices(fitting, cum_weights=cumulative)[0]
-
-    def _pick(
-        self, entries: Sequence[LexicalEntry], max_words: int, verb_class: int | None = None
-    ) -> LexicalEntry:
-        return self._choose(entries, max_words, verb_class)
 
     def _sense(self) -> int | None:
         """A clause's verb class (its nouns' sense), or None without senses."""
@@ -599,7 +595,7 @@ class _Derivation:
             elif kind == "rel":
                 np.rel = self.rel(np, left)
             else:
-                np.adjs.append(self._unit(self._choose(self.lex.adjectives)))
+                np.adjs.append(self._unit(self._pick(self.lex.adjectives)))
             left = budget - sum(self._cost(u) for u in clause.src())
         self._close_scope(verb, sense)
         return clause

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from seq2seq_lab.added_settings import partly_added
+from seq2seq_lab.added_settings import partly_added, remake_note
 from seq2seq_lab.record.run_reuse import POOLS_KEY
 from seq2seq_lab.report.runs import Run
 
@@ -87,8 +87,7 @@ def sweep_command(runs: Iterable[Run], multirun: bool = True) -> str:
                 _quote(f"{key}=" + ",".join("<unset>" if v is None else v for v in values))
             )
     notes = [
-        f"# made before {override.partition('=')[0]} existed: to remake the "
-        f"{', '.join(sorted({str(runs[i].variant) for i in which}))} runs, add {override}"
+        remake_note(override, [str(runs[i].variant) for i in which])
         for override, which in some.items()
     ]
     return "\n".join([" ".join(parts + swept), *notes])

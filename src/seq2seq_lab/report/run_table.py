@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq_lab import experiment_folders
-from seq2seq_lab.added_settings import partly_added
+from seq2seq_lab.added_settings import NOTE_START, partly_added, remake_note
 from seq2seq_lab.config import CONF_DIR  # importing config registers its resolvers
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.renames import current, current_variant
@@ -298,7 +298,6 @@ def _earlier_heatmaps(report: Path) -> dict[str, tuple[int | None, str]]:
 
 
 KEPT_COMMAND = "# as the earlier report here gave it (runs.csv records no Hydra overrides):"
-ADDED_NOTE = "# made before "  # the start of partly_added's line under a command
 NO_COMMAND = "# not recoverable: runs.csv records no Hydra overrides"
 
 
@@ -319,12 +318,10 @@ def _with_added_settings(block: str, runs: list[Run]) -> str:
                 else:
                     words.append(override)
             line = " ".join(shlex.quote(w) for w in words)
-        if not line.startswith(ADDED_NOTE):
+        if not line.startswith(NOTE_START):
             lines.append(line)
     for override, which in some.items():
-        variants = ", ".join(sorted({str(runs[i].variant) for i in which}))
-        key = override.partition("=")[0]
-        lines.append(f"{ADDED_NOTE}{key} existed: to remake the {variants} runs, add {override}")
+        lines.append(remake_note(override, [str(runs[i].variant) for i in which]))
     return "\n".join(lines)
 
 

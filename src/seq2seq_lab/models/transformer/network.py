@@ -191,8 +191,9 @@ class TransformerNetwork(Seq2SeqNetwork):
           fairseq), so E x sqrt(D) starts at rms 1, beside the sinusoidal table's 0.71;
           a learned position table likewise W ~ N(0, D^-1/2), entering as sqrt(D) W
           (positions.py). fairseq adds its learned table N(0, D^-1/2) unscaled, 1/sqrt(D) of
-          the tokens; here positions and tokens start at the same size and train at the same
-          rate under Adam.
+          the tokens; here positions and tokens start at the same size, and an Adam step (about
+          lr on each entry of W) changes both by the same share (a design reason, not a
+          measurement).
         """
         for name, p in self.named_parameters():
             if p.dim() > 1:

@@ -45,7 +45,11 @@ class AbsolutePositions(nn.Module, ABC):
                 f"a sequence of {start + length} positions exceeds "
                 f"model.max_positions={self.max_positions}; raise model.max_positions"
             )
-        return self.table()[start : start + length]
+        return self.rows(start, start + length)
+
+    def rows(self, start: int, stop: int) -> Tensor:
+        """Rows start .. stop - 1 of :meth:`table`."""
+        return self.table()[start:stop]
 
 
 class SinusoidalPositions(AbsolutePositions):
@@ -83,7 +87,12 @@ class LearnedPositions(AbsolutePositions):
         nn.init.xavier_uniform_(self.weight)
 
     def table(self) -> Tensor:
-        return self.weight * self.scale if self.scale != 1.0 else self.weight
+        return self.rows(0, self.max_positions)
+
+    def rows(self, start: int, stop: int) -> Tensor:
+        # only the rows asked for are scaled: a decoding step asks for one
+        rows = self.weight[start:stop]
+        return rows * self.scale if self.scale != 1.0 else rows
 
 
 ABSOLUTE_POSITIONS: dict[str, type[AbsolutePositions]] = {
