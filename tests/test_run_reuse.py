@@ -39,9 +39,11 @@ def job(run_dir: Path, cache_dir: Path, pool: Path, *overrides: str) -> dict:
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory, cache_dir) -> Path:
-    """A finished run of another grid ("src"), tested, its length probe joining 1 and 2 pairs."""
+    """A finished run of another grid ("src"), tested, its length probe joining 1 and 2 pairs,
+    with the decoding study at the smoke size."""
     run_dir = tmp_path_factory.mktemp("src") / "runs" / "0"
-    record = run(run_dir, cache_dir, "experiment_name=src", "variant=theirs", "length_probe=[1,2]")
+    record = run(run_dir, cache_dir, "experiment_name=src", "variant=theirs", "length_probe=[1,2]",
+                 "decoding_study=e8")  # fmt: skip
     assert record["status"] == "completed"
     return run_dir
 
@@ -73,6 +75,7 @@ def test_an_identical_job_adopts_the_run_relabelled_and_equal_to_training_it(
     # the source's length probe is not this job's: left out, as training it would
     assert "length_probe" in json.loads((source / "results.json").read_text())
     assert "length_probe" not in written and not (dst / "length_probe").exists()
+    assert "decoding_study" not in written and not (dst / "decoding_study").exists()
     # the next pass of the queue keeps it as it is; the report says it was reused
     again = job(dst, cache_dir, source.parent)
     assert again["reused_from"]["experiment"] == "src"
@@ -89,14 +92,22 @@ def test_a_job_asking_for_part_of_the_sources_length_probe_adopts_it(tmp_path, c
     assert (tmp_path / "dst" / "0" / "length_probe" / "join-2.txt").is_file()
 
 
+def test_a_job_asking_for_the_sources_decoding_study_adopts_it(tmp_path, cache_dir, source):
+    record = job(tmp_path / "dst" / "0", cache_dir, source.parent, "decoding_study=e8")
+    assert record["reused_from"]["experiment"] == "src"
+    assert record["decoding_study"]["settings"]
+    assert (tmp_path / "dst" / "0" / "decoding_study" / "outputs.json.gz").is_file()
+
+
 @pytest.mark.parametrize(
     "differs",
     [
         ["optim.lr=0.002"],  # a training setting
         ["seed=2"],
         ["length_probe=[1,3]"],  # a join the source never measured
+        ["decoding_study=e8", "decoding_study.exact_nodes=60"],  # a study it did not make
     ],
-    ids=["lr", "seed", "probe"],
+    ids=["lr", "seed", "probe", "study"],
 )
 def test_a_job_that_differs_or_asks_for_more_trains_itself(tmp_path, cache_dir, source, differs):
     record = job(tmp_path / "dst" / "0", cache_dir, source.parent, *differs)

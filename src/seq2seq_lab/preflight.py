@@ -15,6 +15,8 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from seq2seq_lab.analysis.decoding_study import StudySettings
+from seq2seq_lab.analysis.decoding_study_record import STUDY
 from seq2seq_lab.analysis.length_probe import PROBE
 from seq2seq_lab.checkpoint import ResumePoint, check_resume_point, family_of
 from seq2seq_lab.config import to_plain
@@ -27,7 +29,7 @@ from seq2seq_lab.training.divergence import DivergenceRule
 
 def check_train_inputs(cfg: DictConfig) -> ResumePoint | None:
     """``train``'s settings that fail only late otherwise (the decoding of the validation and
-    test sets, the divergence rule, the length probe's joins) and its ``ckpt_path``: readable, a seq2seq-lab training
+    test sets, the divergence rule, the length probe's joins, the decoding study's settings) and its ``ckpt_path``: readable, a seq2seq-lab training
     checkpoint of the family of ``model=``, with the training state to resume from; the
     ``trainer.*`` values Lightning would refuse when the Trainer is built (trainer_settings.py;
     the command line is checked for them before Hydra runs, this covers a config composed in
@@ -43,6 +45,8 @@ def check_train_inputs(cfg: DictConfig) -> ResumePoint | None:
         DecodingSettings.from_config(to_plain(cfg.module[key]), f"module.{key}")
     DivergenceRule(**to_plain(cfg.module.divergence))
     _check_joins(cfg)
+    if cfg.get(STUDY) is not None:
+        StudySettings.from_config(to_plain(cfg[STUDY]))
     if not cfg.get("ckpt_path"):
         return None
     return check_resume_point(cfg.ckpt_path, expected_family=family_of(to_plain(cfg.model)))

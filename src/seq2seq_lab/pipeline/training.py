@@ -22,6 +22,7 @@ from omegaconf import DictConfig, open_dict
 
 from seq2seq_lab.analysis.alignment import alignment_figures
 from seq2seq_lab.analysis.alignment_record import ALIGNMENT, alignment_record
+from seq2seq_lab.analysis.decoding_study_record import STUDY
 from seq2seq_lab.analysis.length_probe import PROBE, length_probe
 from seq2seq_lab.config import instantiate, to_plain
 from seq2seq_lab.console import quiet_third_party, run_footer, run_header
@@ -36,6 +37,7 @@ from seq2seq_lab.pipeline.building import (
     set_threads,
     write_test_outputs,
 )
+from seq2seq_lab.pipeline.decoding_study import run_decoding_study
 from seq2seq_lab.pipeline.extra_tests import run_extra_tests, translate_in_order
 from seq2seq_lab.preflight import check_train_inputs
 from seq2seq_lab.record.atomic import write_text
@@ -258,6 +260,13 @@ def train(cfg: DictConfig) -> dict[str, Any]:
                 results[EXTRA_TESTS] = run_extra_tests(module, datamodule, run_dir)
                 signals.raise_if_received()
                 results["timing"]["extra_tests_seconds"] = time.perf_counter() - started
+            if cfg.get(STUDY) and is_rank_zero():  # every beam width and length penalty
+                started = time.perf_counter()
+                results[STUDY] = run_decoding_study(
+                    module, datamodule, to_plain(cfg[STUDY]), run_dir
+                )
+                signals.raise_if_received()
+                results["timing"]["decoding_study_seconds"] = time.perf_counter() - started
             started = time.perf_counter()
             batches = (batch.to(module.device) for batch in datamodule.test_dataloader())
             figures = alignment_figures(module.network, batches)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq_lab.added_settings import before
+from seq2seq_lab.analysis.decoding_study_record import STUDY
 from seq2seq_lab.analysis.length_probe import PROBE
 from seq2seq_lab.config import to_plain
 from seq2seq_lab.record.portable_paths import portable_path, portable_record
@@ -107,8 +108,12 @@ def job_identity(cfg: Any, run_dir: Path) -> dict[str, Any]:
 
 def _covers(record: dict[str, Any], cfg: Any) -> bool:
     """Whether the finished run measured everything this job would: the test (when the job
-    tests) and every length-probe join the job asks for."""
+    tests), every length-probe join the job asks for, and its decoding study with the same
+    settings."""
     if cfg.get("test") and "test" not in record:
+        return False
+    study = to_plain(cfg.get(STUDY))
+    if study and (STUDY not in record or (record.get("config") or {}).get(STUDY) != study):
         return False
     wanted = set(to_plain(cfg.get(PROBE)) or [])
     done = set((record.get("config") or {}).get(PROBE) or [])
@@ -138,7 +143,8 @@ def adopt(source: Path, run_dir: Path, job: dict[str, Any]) -> dict[str, Any]:
     relabelled with the job's fields ``job`` (experiment, variant, seed, run_dir, scale,
     overrides, config) and ``reused_from``; copies its files but :data:`NOT_COPIED`. What
     the job does not ask for is left out, so the record is the one training it would write: a
-    length probe (record and ``length_probe/``) the job's config does not list. The caller
+    length probe (record and ``length_probe/``) or decoding study (record and
+    ``decoding_study/``) the job's config does not list. The caller
     writes the record (results.write_results)."""
     record = read_results(source / "results.json")
     origin = {
@@ -147,9 +153,10 @@ def adopt(source: Path, run_dir: Path, job: dict[str, Any]) -> dict[str, Any]:
         "variant": record.get("variant"),
     }
     skipped = set(NOT_COPIED)
-    if not (job.get("config") or {}).get(PROBE):
-        skipped.add(PROBE)
-        record.pop(PROBE, None)
+    for measured in (PROBE, STUDY):
+        if not (job.get("config") or {}).get(measured):
+            skipped.add(measured)
+            record.pop(measured, None)
     run_dir.mkdir(parents=True, exist_ok=True)
     for item in sorted(source.iterdir()):
         if item.name in skipped:
