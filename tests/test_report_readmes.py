@@ -124,16 +124,20 @@ def _table_rows(text: str) -> list[list[str]]:
 
 
 def test_the_readme_shows_the_short_table_and_experiments_readme_the_full_one(rendered):
-    """The README's table has a few words a cell, each row linking to its report; the same
-    rows, every number of the main check, stay in experiments/README.md."""
+    """The README's table has a few words a cell, each row linking to its report (a
+    comparison with no report yet says so, with no link); the same rows, every number of the
+    main check, stay in experiments/README.md."""
     short = _table_rows(rendered[REPO / "README.md"])
     full = _table_rows(rendered[REPO / "experiments" / "README.md"])
     assert short[0] == list(summary.SHORT_HEADER) and full[0] == list(summary.HEADER)
     assert len(short) == len(full) > 2 * len(SPECS)  # one row per comparison and data
     for row in short[1:]:
         link, published, ours, verdict = row
-        assert re.fullmatch(r"\[[^]]+\]\(experiments/\S+/report\.md\)", link), link
         assert max(len(cell.split()) for cell in row[1:]) <= 10, row
+        if ours == "not run under the current protocol yet":
+            assert "](" not in link and verdict == "—", row
+            continue
+        assert re.fullmatch(r"\[[^]]+\]\(experiments/\S+/report\.md\)", link), link
         assert verdict.startswith("**"), verdict
     e1 = next(r for r in short[1:] if "e1_attention/results/synthetic/e1_attention/" in r[0])
     assert e1[0].startswith("[E1 attention vs no attention (synthetic)]")  # no citation

@@ -355,6 +355,19 @@ def _sentence_statistics(hypotheses: tuple[str, ...], references: tuple[str, ...
     )
 
 
+def resampled_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """Corpus BLEU of ``hypotheses`` on each of the RESAMPLES resamples of its sentences (the
+    resamples every run scored on as many sentences shares)."""
+    return _resampled_bleu(tuple(hypotheses), tuple(references))
+
+
+def resampled_length_ratio(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """c / r (13a tokens of the outputs over the references') on each resample."""
+    per_sentence = _sentence_statistics(tuple(hypotheses), tuple(references))
+    totals = _resamples(len(references)) @ per_sentence[:, :2]
+    return totals[:, 0] / np.maximum(totals[:, 1], 1)
+
+
 @cache
 def _resampled_bleu(
     hypotheses: tuple[str, ...],
