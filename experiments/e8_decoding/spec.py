@@ -101,32 +101,30 @@ def _references(run: Run) -> list[str] | None:
 Figured = tuple[float, np.ndarray | None]
 
 
-def bleu(setting: Setting) -> Callable[[Run], Figured | None]:
-    def figure(run: Run) -> Figured | None:
-        entry = row(run, setting)
-        if entry is None:
-            return None
-        outputs, references = _outputs(run.path), _references(run)
-        hypotheses = (outputs or {}).get(label(setting))
-        if hypotheses is None or references is None or len(hypotheses) != len(references):
-            return float(entry["bleu"]), None
-        return float(entry["bleu"]), resampled_bleu(hypotheses, references)
+def figured(
+    key: str, resampled: Callable[[list[str], list[str]], np.ndarray]
+) -> Callable[[Setting], Callable[[Run], Figured | None]]:
+    """The figure ``key`` of a setting's row, with ``resampled`` of its outputs where the run
+    kept them (the test-sentence term)."""
 
-    return figure
+    def of(setting: Setting) -> Callable[[Run], Figured | None]:
+        def figure(run: Run) -> Figured | None:
+            entry = row(run, setting)
+            if entry is None:
+                return None
+            outputs, references = _outputs(run.path), _references(run)
+            hypotheses = (outputs or {}).get(label(setting))
+            if hypotheses is None or references is None or len(hypotheses) != len(references):
+                return float(entry[key]), None
+            return float(entry[key]), resampled(hypotheses, references)
+
+        return figure
+
+    return of
 
 
-def length_ratio(setting: Setting) -> Callable[[Run], Figured | None]:
-    def figure(run: Run) -> Figured | None:
-        entry = row(run, setting)
-        if entry is None:
-            return None
-        outputs, references = _outputs(run.path), _references(run)
-        hypotheses = (outputs or {}).get(label(setting))
-        if hypotheses is None or references is None or len(hypotheses) != len(references):
-            return float(entry["length_ratio"]), None
-        return float(entry["length_ratio"]), resampled_length_ratio(hypotheses, references)
-
-    return figure
+bleu = figured("bleu", resampled_bleu)
+length_ratio = figured("length_ratio", resampled_length_ratio)
 
 
 def minus(a: Callable[[Run], Figured | None], b: Callable[[Run], Figured | None]):
