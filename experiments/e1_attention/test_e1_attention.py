@@ -100,26 +100,32 @@ def test_the_checks_read_paired_intervals_with_test_sampling(scenarios):
 
 
 def test_the_collapse_table_counts_the_seeds_over_half_the_mass_per_setting(tmp_path, capsys):
-    """luong_collapse.py: per (bridge, W_m scale) setting, the seeds whose attention mass on
-    the source's last two positions exceeds 0.5."""
+    """luong_collapse.py: per (optimiser, bridge, W_m scale) setting, read from any number of
+    sweep directories, the seeds whose attention mass on the source's last two positions
+    exceeds 0.5."""
     import json
 
     from report_support import write_run
 
     from experiments.e1_attention.luong_collapse import main
 
-    masses = {("bridge", 1.0): [0.93, 0.40], ("zero", 0.1): [0.20, 0.51]}
+    adam = {"optim._target_": "torch.optim.Adam", "optim.lr": 0.001,
+            "trainer.gradient_clip_val": 1.0}  # fmt: skip
+    sgd = {"optim._target_": "torch.optim.SGD", "optim.lr": 1.0, "trainer.gradient_clip_val": 5}
+    masses = [("adam", adam, "bridge", 1.0, [0.93, 0.40]), ("adam", adam, "zero", 0.1, [0.20, 0.51]),
+              ("sgd", sgd, "bridge", 1.0, [0.10, 0.12])]  # fmt: skip
     job = 0
-    for (bridge, scale), per_seed in masses.items():
+    for sweep, optim, bridge, scale, per_seed in masses:
         for seed, mass in enumerate(per_seed, start=1):
-            path = write_run(tmp_path / str(job), experiment="e1_attention", variant="luong",
-                             family="luong", seed=seed, bleu=3.0, config={
-                                 "model.bridge": bridge, "model.attention.init_scale": scale})  # fmt: skip
+            config = {"model.bridge": bridge, "model.attention.init_scale": scale, **optim}
+            path = write_run(tmp_path / sweep / str(job), experiment="e1_attention",
+                             variant="luong", family="luong", seed=seed, bleu=3.0, config=config)  # fmt: skip
             results = json.loads((path / "results.json").read_text())
             results["alignment"] = {"end_mass": mass, "on_end": mass, "normalised_entropy": 0.1}
             (path / "results.json").write_text(json.dumps(results))
             job += 1
-    assert main([str(tmp_path)]) == 0
+    assert main([str(tmp_path / "adam"), str(tmp_path / "sgd")]) == 0
     out = capsys.readouterr().out
-    assert "| bridge | 1.0 | 1 of 2 | s1 **0.93**" in out
-    assert "| zero | 0.1 | 1 of 2 | s1 **0.20**" in out
+    assert "| Adam 0.001, clip 1.0 | bridge | 1.0 | 1 of 2 | s1 **0.93**" in out
+    assert "| Adam 0.001, clip 1.0 | zero | 0.1 | 1 of 2 | s1 **0.20**" in out
+    assert "| SGD 1.0, clip 5 | bridge | 1.0 | 0 of 2 | s1 **0.10**" in out
