@@ -18,7 +18,7 @@ from seq2seq_lab.report.runs import find_runs
 from seq2seq_lab.report.spec import NOT_REPRODUCED, REPRODUCED, Comparison
 
 FAMILIES = ("bahdanau", "transformer")
-TEXTS = corpus(n=200)
+TEXTS = corpus(n=80)
 WIDTHS = (1, 5, 100)
 ALPHAS = (0.0, 1.0)
 
