@@ -155,8 +155,9 @@ def decoding_study(
     for width in settings.widths:
         for alpha in settings.alphas:
             found = decoded[width, alpha if width > 1 else 0.0]
-            texts = [detokenise(t) for t in found.tokens]
-            hypotheses[f"{width}-{alpha:g}"] = texts
+            if label(width, 0.0) not in hypotheses or width > 1:
+                texts = [detokenise(t) for t in found.tokens]
+            hypotheses[label(width, alpha)] = texts  # greedy's texts once for every alpha
             finite = [s for s in found.log_probs if math.isfinite(s)]
             rows.append({
                 "beam": width,
@@ -169,7 +170,7 @@ def decoding_study(
             })  # fmt: skip
 
     exact = _exact(network, sources, decoded, settings, base)
-    errors = _errors(decoded, settings.widths, reference_scores, references, detokenise, exact)
+    errors = _errors(decoded, hypotheses, settings.widths, reference_scores, references, exact)
     return {
         "sentences": n,
         "settings": rows,
@@ -178,6 +179,11 @@ def decoding_study(
         "reference_log_prob": sum(reference_scores) / max(n, 1),
         "hypotheses": hypotheses,
     }
+
+
+def label(width: int, alpha: float) -> str:
+    """A setting's key in the outputs file: "5-0.6"."""
+    return f"{width}-{alpha:g}"
 
 
 def _decode_all(
@@ -263,10 +269,10 @@ def _exact(
 
 def _errors(
     decoded: dict[tuple[int, float], _Decoded],
+    hypotheses: dict[str, list[str]],
     widths: Sequence[int],
     reference_scores: list[float],
     references: list[str],
-    detokenise: Callable[[Sequence[int]], str],
     exact: dict[str, Any],
 ) -> list[dict[str, Any]]:
     """Per width at alpha 0: the shares of sentences correct, with a search error, with a model
@@ -279,12 +285,12 @@ def _errors(
         known[i] = max(known[i], score)
     rows = []
     for w in widths:
-        found = decoded[w, 0.0]
+        found, texts = decoded[w, 0.0], hypotheses[label(w, 0.0)]
         correct = search = model = 0
         for i in range(n):
             score = found.log_probs[i]
             search += known[i] > score + TIE  # whether or not the output is the reference
-            if detokenise(found.tokens[i]) == references[i]:
+            if texts[i] == references[i]:
                 correct += 1
             else:
                 model += score >= reference_scores[i] - TIE
