@@ -295,6 +295,44 @@ def test_references_are_a_function_of_the_source_text(corpus):
         assert translate(pair.src, v1.lexicon) == pair.tgt
 
 
+def primary_words(lex: Lexicon) -> dict[str, str]:
+    """Each synonym's word -> the word it stands in for."""
+    out = {}
+    for entry in lex.entries():
+        for plural in (False, True):
+            for syn, word in zip(entry.tgt(plural, synonym=True), entry.tgt(plural)):
+                if syn != word:
+                    out[syn] = word
+    return out
+
+
+def test_synonyms_vary_the_target_words_and_nothing_else():
+    """With synonyms, every source sentence is the one drawn without them, and its target is
+    the reference without them once each synonym is read as its word; the lemmas with one are
+    the configured share of each class, and their occurrences use it at the configured rate."""
+    settings = dict(seed=3, **SMALL, extrapolation_pairs=SMALL_EXTRAPOLATION)
+    plain = corpus_of(**settings)
+    varied = corpus_of(**settings, synonyms=0.5, synonym_rate=0.25)
+    lex = varied.lexicon
+    primary = primary_words(lex)
+    used = Counter()
+    for split, pairs in varied.splits.items():
+        for pair, before in zip(pairs, plain.splits[split], strict=True):
+            assert pair.src == before.src and pair.units == before.units
+            tgt = words(pair.tgt)
+            assert [primary.get(w, w) for w in tgt] == words(before.tgt)
+            assert translate(pair.src, lex) == before.tgt
+            varies = [w for w in words(before.tgt) if w in primary.values()]
+            used["synonym"] += sum(w in primary for w in tgt)
+            used["either"] += len(varies)
+    assert 0.21 < used["synonym"] / used["either"] < 0.29  # rate 0.25 over > 2,000 draws
+    assert used["either"] > 2000
+    one_sense = [e for e in lex.nouns if not e.alt_sg]
+    for entries in (one_sense, lex.verbs_tr, lex.verbs_intr, lex.adjectives):
+        assert sum(bool(e.syn_sg) for e in entries) == int(len(entries) * 0.5)
+    assert not any(e.syn_sg for e in lex.nouns if e.alt_sg)
+
+
 @pytest.mark.parametrize("task", ["copy", "reverse"])
 def test_copy_and_reverse(task):
     corpus = corpus_of(task=task, seed=0, symbols=6, min_words=1, **SMALL)
@@ -322,6 +360,8 @@ def test_reverse_direction_swaps_sides():
         ({"task": "copy", "symbols": 1}, "data.source.symbols"),
         ({"extrapolation_pairs": 5, "extrapolation_max_words": 20}, "extrapolation_max_words"),
         ({"senses": 1.5}, "data.source.senses"),
+        ({"synonyms": 1.5}, "data.source.synonyms"),
+        ({"synonym_rate": -0.1}, "data.source.synonym_rate"),
         ({"zipf": -1}, "data.source.zipf"),
     ],
 )

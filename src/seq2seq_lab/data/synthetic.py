@@ -3,7 +3,7 @@
 It exists to make the documented comparisons visible on a laptop CPU in minutes, with no
 download. A small grammar writes a *source* sentence and, from the same derivation, its exact
 *target* translation, so the reference is a deterministic function of the source (a perfect
-model scores 100 BLEU) and every alignment is known.
+model scores 100 BLEU; with ``synonyms``, up to free word choices) and every alignment is known.
 
 What the language pair contains, and which comparison it serves:
 
@@ -27,6 +27,11 @@ What the language pair contains, and which comparison it serves:
   and a clause draws its class first. The deciding verb follows the subject (and a phrase
   attached to it) in the source and precedes the object and the clause's prepositional
   phrases, a few to a dozen words away.
+- Free variation (``synonyms``, ``synonym_rate``): a share of the lemmas has a second target
+  word, used in a ``synonym_rate`` share of its occurrences whatever the source says, as a
+  translator picks one of two equivalent words. No model can tell which, so a converged model
+  stays below 100 BLEU (a decoder outputs the more probable word) and holds the uncertainty
+  that decoding studies need; the source side is drawn as without it.
 - Length: sentences are clauses joined by conjunctions, with prepositional phrases and relative
   clauses, generated to a length drawn uniformly from ``[min_words, max_words]`` of each split
   (clauses of at most ``clause_words``, longer sentences get more clauses). Train and val stop
@@ -52,7 +57,8 @@ Grammar (source order; the target order of each rule after the arrow)::
 
 Each source word belongs to exactly one lexical entry and category, and noun phrases inside a
 PP or a REL take no further modifiers, so a source string has a single derivation: the
-reference is a function of the source text.
+reference is a function of the source text (with synonyms: up to which of its two words each
+varying lemma uses).
 
 Also two tiny tasks for tests and teaching: ``copy`` (target = source) and ``reverse`` (target =
 source reversed) over random sequences of a small symbol vocabulary.
@@ -111,13 +117,18 @@ class LexicalEntry:
     alt_sg: tuple[str, ...] = ()
     alt_pl: tuple[str, ...] = ()
     verb_class: int = 0  # a verb's class, which selects the sense of its clause's nouns
+    # a lemma with a synonym: target words free to replace tgt_sg, tgt_pl in any occurrence
+    syn_sg: tuple[str, ...] = ()
+    syn_pl: tuple[str, ...] = ()
 
     def src(self, plural: bool) -> tuple[str, ...]:
         return self.src_pl if plural else self.src_sg
 
-    def tgt(self, plural: bool, sense: int = 0) -> tuple[str, ...]:
+    def tgt(self, plural: bool, sense: int = 0, synonym: bool = False) -> tuple[str, ...]:
         if sense and self.alt_sg:
             return self.alt_pl if plural else self.alt_sg
+        if synonym and self.syn_sg:
+            return self.syn_pl if plural else self.syn_sg
         return self.tgt_pl if plural else self.tgt_sg
 
 
@@ -186,6 +197,12 @@ class Lexicon:
     of its nouns (:class:`_Derivation`). ``shuffle_ranks`` puts each open class in a random
     order, its frequency ranks under Zipf's law. These draws come after all others, so without
     them the lexicon is the task's first version's word for word.
+
+    With ``synonyms`` > 0 that share of the verbs, adjectives and one-sense nouns has a second
+    target word that any occurrence may use instead of the first (:class:`_Derivation` draws
+    which). Its words are drawn from ``synonym_rng`` (``rng`` when none is given); with a
+    stream of their own the rest of the lexicon, and every source sentence drawn after it, are
+    the same with or without synonyms.
     """
 
     def __init__(
@@ -198,6 +215,8 @@ class Lexicon:
         senses: float = 0.0,
         extra_syllables: int = 0,
         shuffle_ranks: bool = False,
+        synonyms: float = 0.0,
+        synonym_rng: random.Random | None = None,
     ) -> None:
         for key, value, low in (
             ("nouns", nouns, 10),
@@ -272,6 +291,10 @@ class Lexicon:
                 rng.shuffle(entries)
         if senses > 0:
             self._add_senses(w, senses)
+        if synonyms > 0:
+            ws = _WordMaker(synonym_rng or rng, extra_syllables)
+            ws.used = w.used  # one pool of forms: a synonym is never another lemma's word
+            self._add_synonyms(ws, synonyms)
 
         self.source_words: dict[str, WordInfo] = {}
         self.target_words: dict[str, WordInfo] = {}
@@ -279,8 +302,8 @@ class Lexicon:
             for plural in (False, True):
                 for word in entry.src(plural):
                     self.source_words.setdefault(word, WordInfo(entry.category, plural))
-                for sense in (0, 1):
-                    for word in entry.tgt(plural, sense):
+                for sense, synonym in ((0, False), (1, False), (0, True)):
+                    for word in entry.tgt(plural, sense, synonym):
                         self.target_words.setdefault(word, WordInfo(entry.category, plural))
         # words shared by several lemmas (light words, particles) carry no number
         for word in light_words:
@@ -302,6 +325,33 @@ class Lexicon:
         for verbs in (self.verbs_tr, self.verbs_intr):
             for i, entry in enumerate(verbs):
                 verbs[i] = dataclasses.replace(entry, verb_class=i % 2)
+
+    def _add_synonyms(self, w: _WordMaker, share: float) -> None:
+        """Every ``1 / share``-th lemma (evenly over the frequency ranks) of the verbs, the
+        adjectives and the nouns with one sense gets a synonym: its content word replaced by a
+        fresh one (a verb's particle and a compound's first word stay)."""
+        tgt_noun = lambda: w.fresh(w.tgt, lambda t: [t + _TGT_NOUN_PLURAL])  # noqa: E731
+        tgt_verb = lambda: w.fresh(w.tgt, lambda t: [t + _TGT_VERB_PLURAL])  # noqa: E731
+        tgt_adj = lambda: w.fresh(w.tgt, _none)  # noqa: E731
+
+        def chosen(eligible: list[int]) -> list[int]:
+            return [eligible[int(k / share)] for k in range(int(len(eligible) * share))]
+
+        for i in chosen([i for i, e in enumerate(self.nouns) if not e.alt_sg]):
+            e = self.nouns[i]
+            word = tgt_noun()
+            syn, syn_pl = (*e.tgt_sg[:-1], word), (*e.tgt_sg[:-1], word + _TGT_NOUN_PLURAL)
+            self.nouns[i] = dataclasses.replace(e, syn_sg=syn, syn_pl=syn_pl)
+        for verbs in (self.verbs_tr, self.verbs_intr):
+            for i in chosen(list(range(len(verbs)))):
+                e = verbs[i]
+                base = tgt_verb()
+                syn, syn_pl = (base, *e.tgt_sg[1:]), (base + _TGT_VERB_PLURAL, *e.tgt_sg[1:])
+                verbs[i] = dataclasses.replace(e, syn_sg=syn, syn_pl=syn_pl)
+        for i in chosen(list(range(len(self.adjectives)))):
+            e = self.adjectives[i]
+            word = (tgt_adj(),)
+            self.adjectives[i] = dataclasses.replace(e, syn_sg=word, syn_pl=word)
 
     def entries(self) -> list[LexicalEntry]:
         return [
@@ -441,7 +491,7 @@ class Grammar:
     senses: whether a clause's verb class picks its nouns' senses (the lexicon's ``senses``).
     max_adjectives: per noun phrase (2); clause_pps: prepositional phrases attached to a
     clause (2); clause_words: a clause's most source words, longer sentences get more clauses
-    (12).
+    (12). synonym_rate: how often an occurrence of a lemma with a synonym uses it (0).
     """
 
     zipf: float = 0.0
@@ -449,6 +499,7 @@ class Grammar:
     max_adjectives: int = 2
     clause_pps: int = 2
     clause_words: int = 12
+    synonym_rate: float = 0.0
 
 
 class _Derivation:
@@ -458,6 +509,12 @@ class _Derivation:
     first and its verb from that class; its nouns take sense c, so an ambiguous source noun's
     translation is fixed by a verb elsewhere in the sentence (after the subject and what is
     attached to it, before the object and the clause's PPs).
+
+    Free variation: an occurrence of a lemma with a synonym uses it with probability
+    ``grammar.synonym_rate``, drawn from ``synonym_rng`` whatever the source or its context
+    says, so that no model can tell which: the task's irreducible uncertainty (a model that
+    knows the task puts that probability on the synonym; greedy and beam search output the
+    more probable word). The draws leave ``rng``, and so every source sentence, as without it.
     """
 
     def __init__(
@@ -466,10 +523,12 @@ class _Derivation:
         lexicon: Lexicon,
         grammar: Grammar,
         choices: dict[tuple[int, int, int | None], tuple[list, list[float] | None]],
+        synonym_rng: random.Random,
     ) -> None:
         """``choices``: shared by every sentence of a corpus, the entries that fit a pick and
         their cumulative Zipf weights, computed once each."""
         self.rng, self.lex, self.grammar, self.choices = rng, lexicon, grammar, choices
+        self.synonym_rng = synonym_rng
         self.units: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
         self.agreements: list[tuple[int, int, bool]] = []  # (noun unit, verb unit, plural)
         self.sense_links: list[tuple[int, int, int]] = []  # (noun unit, verb unit, sense)
@@ -477,7 +536,8 @@ class _Derivation:
         self._scopes: list[list[int]] = []
 
     def _unit(self, entry: LexicalEntry, plural: bool = False, sense: int = 0) -> int:
-        self.units.append((entry.src(plural), entry.tgt(plural, sense)))
+        synonym = bool(entry.syn_sg) and self.synonym_rng.random() < self.grammar.synonym_rate
+        self.units.append((entry.src(plural), entry.tgt(plural, sense, synonym)))
         return len(self.units) - 1
 
     def _pick(
@@ -683,7 +743,8 @@ class SyntheticTask:
     :data:`EXTRAPOLATION`, none for 0) from ``[train_max_words + 1,
     extrapolation_max_words]``, past every training length. ``nouns``/``verbs``/``adjectives``
     size the translation lexicon, its content words ``extra_syllables`` longer than the first
-    version's, ``senses`` the share of its nouns with two senses;
+    version's, ``senses`` the share of its nouns with two senses, ``synonyms`` the share of
+    its lemmas with a synonym, used in a ``synonym_rate`` share of their occurrences;
     ``zipf``, ``max_adjectives``, ``clause_pps``, ``clause_words``: :class:`Grammar`.
     ``symbols`` is the vocabulary of ``copy`` and ``reverse``.
     """
@@ -701,6 +762,8 @@ class SyntheticTask:
     adjectives: int
     extra_syllables: int
     senses: float
+    synonyms: float
+    synonym_rate: float
     zipf: float
     max_adjectives: int
     clause_pps: int
@@ -733,8 +796,11 @@ class SyntheticTask:
                 f"data.source.extrapolation_max_words={self.extrapolation_max_words}: expected "
                 f"more than train_max_words={self.train_max_words} (the split lies beyond it)"
             )
-        if not 0 <= self.senses <= 1:
-            raise ConfigError(f"data.source.senses={self.senses}: expected a share in [0, 1]")
+        for key in ("senses", "synonyms", "synonym_rate"):
+            if not 0 <= getattr(self, key) <= 1:
+                raise ConfigError(
+                    f"data.source.{key}={getattr(self, key)}: expected a share in [0, 1]"
+                )
         if self.zipf < 0:
             raise ConfigError(f"data.source.zipf={self.zipf}: expected 0 (uniform) or more")
         if self.clause_words < 5 or self.clause_pps < 0 or self.max_adjectives < 0:
@@ -751,6 +817,7 @@ class SyntheticTask:
             max_adjectives=self.max_adjectives,
             clause_pps=self.clause_pps,
             clause_words=self.clause_words,
+            synonym_rate=self.synonym_rate,
         )
 
 
@@ -764,6 +831,9 @@ def generate_corpus(settings: SyntheticTask) -> SyntheticCorpus:
         settings.test_pairs,
     )
     rng = random.Random(settings.seed)
+    # the synonyms' own stream (their words, which occurrence uses one): with or without them,
+    # rng draws the same sentences
+    synonym_rng = random.Random(f"synonyms/{settings.seed}")
     lexicon = None
     if task == "translation":
         lexicon = Lexicon(
@@ -774,9 +844,13 @@ def generate_corpus(settings: SyntheticTask) -> SyntheticCorpus:
             senses=settings.senses,
             extra_syllables=settings.extra_syllables,
             shuffle_ranks=settings.zipf > 0,
+            synonyms=settings.synonyms,
+            synonym_rng=synonym_rng,
         )
         grammar, choices = settings.grammar, {}
-        make = lambda n: _Derivation(rng, lexicon, grammar, choices).sentence(n)  # noqa: E731
+        make = lambda n: _Derivation(  # noqa: E731
+            rng, lexicon, grammar, choices, synonym_rng
+        ).sentence(n)
     else:
         vocab = _symbols(settings.symbols)
 
