@@ -51,7 +51,9 @@ def ctx(src_lang: str, tgt_lang: str) -> SourceContext:
 
 @pytest.fixture(scope="module")
 def corpus() -> SyntheticCorpus:
-    return corpus_of(seed=7, **SMALL, extrapolation_pairs=SMALL_EXTRAPOLATION)
+    """Version 2 without its free variation, so that each reference is one string the parser
+    can re-derive (with it: test_synonyms_vary_the_target_words_and_nothing_else)."""
+    return corpus_of(seed=7, **SMALL, synonyms=0.0, extrapolation_pairs=SMALL_EXTRAPOLATION)
 
 
 def words(text: str) -> list[str]:
@@ -104,8 +106,10 @@ def test_version_1_is_the_corpus_its_results_were_made_on():
     assert EXTRAPOLATION not in corpus.splits
 
 
-def test_version_2_draws_a_zipfian_lexicon_with_rare_words():
-    corpus = corpus_of(seed=1, train_pairs=3000, val_pairs=10, test_pairs=10)
+def test_the_zipf_lever_draws_a_long_tail_of_rare_words():
+    """At a lexicon large enough for a tail (version 2's 150 nouns is not: its calibration in
+    docs/synthetic_task.md), lemma frequencies fall as 1 / rank and many are seen once or twice."""
+    corpus = corpus_of(seed=1, nouns=1000, train_pairs=3000, val_pairs=10, test_pairs=10)
     lex = corpus.lexicon
     counts = Counter(w for p in corpus.splits["train"] for w in words(p.src))
     by_rank = [sum(counts[w] for w in e.src_sg + e.src_pl) for e in lex.nouns]
@@ -311,7 +315,7 @@ def test_synonyms_vary_the_target_words_and_nothing_else():
     the reference without them once each synonym is read as its word; the lemmas with one are
     the configured share of each class, and their occurrences use it at the configured rate."""
     settings = dict(seed=3, **SMALL, extrapolation_pairs=SMALL_EXTRAPOLATION)
-    plain = corpus_of(**settings)
+    plain = corpus_of(**settings, synonyms=0.0)
     varied = corpus_of(**settings, synonyms=0.5, synonym_rate=0.25)
     lex = varied.lexicon
     primary = primary_words(lex)

@@ -39,8 +39,8 @@ What the language pair contains, and which comparison it serves:
   (``extrapolation_pairs``) lies past every training length, up to ``extrapolation_max_words``
   (Bahdanau et al. 2014, BLEU by sentence length), scored apart from the test split.
 
-Two versions, each a data option: ``data=synthetic`` (version 2, the default: a 1,350-lemma
-Zipfian lexicon with two-sense nouns, sentences to 30 words) and ``data=synthetic_v1`` (170
+Two versions, each a data option: ``data=synthetic`` (version 2, the default: a 240-lemma
+Zipfian lexicon with two-sense nouns and free variation, sentences to 30 words) and ``data=synthetic_v1`` (170
 lemmas drawn uniformly, training sentences to 10 words, test to 20; converged attention models
 score 99-100 BLEU on its trained lengths). Version 1's corpus is drawn byte for byte as before
 version 2's levers existed: each lever draws from the generator only when it is on.
