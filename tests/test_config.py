@@ -65,6 +65,7 @@ def test_eval_and_translate_compose(name, tmp_path):
 
 EXPERIMENTS = experiment_folders.experiments()
 SCALES = sorted(p.stem for p in (Path(CONF_DIR) / "scale").glob("*.yaml"))
+TRAIN = Path(CONF_DIR) / "train.yaml"
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
@@ -130,7 +131,7 @@ def test_at_multi30k_a_declared_budget_is_every_runs_budget(tmp_path):
         assert cfg.trainer.max_time.minutes >= 60
 
 
-@pytest.mark.parametrize("scale", ["synthetic", "multi30k"])
+@pytest.mark.parametrize("scale", ["synthetic", "synthetic_v2", "multi30k"])
 def test_a_comparison_on_a_cpu_trains_every_run_in_one_fixed_precision(scale, tmp_path):
     """Not `auto`: its start-up timing, beside another job, once chose bf16-mixed for one of
     three identical E4 jobs (conf/scale/multi30k.yaml); a grid spans machines too."""
@@ -158,18 +159,43 @@ def test_at_synthetic_the_variants_of_a_family_share_its_optimiser(name, tmp_pat
     assert by_family and all(len(kinds) == 1 for kinds in by_family.values()), by_family
 
 
-def test_at_synthetic_each_family_takes_the_lr_its_size_file_declares(tmp_path):
+def test_at_synthetic_v2_every_run_is_five_seeds_of_its_declared_budget_on_version_2(tmp_path):
+    """The protocol at synthetic_v2 (conf/scale/synthetic_v2.yaml) for every comparison:
+    max_steps is its declared updates.synthetic_v2, the last update is validated, no early
+    stopping, five seeds, the wall clock a cap, and the data version 2 with its free variation
+    (the ceiling below 95 that the scale exists for)."""
+    for name in EXPERIMENTS:
+        declared = OmegaConf.load(experiment_folders.folder(name) / experiment_folders.CONFIG)
+        budget = declared.updates.get("synthetic_v2", OmegaConf.load(TRAIN).updates.synthetic_v2)
+        cfg = compose_config("train", [f"experiment={name}", "scale=synthetic_v2"], tmp_path)
+        assert cfg.trainer.max_steps == budget > 0, name
+        assert budget % cfg.trainer.val_check_interval == 0, name
+        assert cfg.callbacks.early_stopping is None and cfg.seeds == "1,2,3,4,5", name
+        assert cfg.trainer.max_time is not None, name
+        assert cfg.data.source.synonyms > 0 and cfg.data.source.train_max_words >= 30, name
+
+
+@pytest.mark.parametrize("scale", ["synthetic", "synthetic_v2"])
+def test_each_family_takes_the_lr_its_size_file_declares(scale, tmp_path):
+    """conf/model_size/<family>_<scale>.yaml, or the file it builds on (a defaults entry)."""
     for family in FAMILIES:
-        declared = OmegaConf.load(Path(CONF_DIR) / "model_size" / f"{family}_synthetic.yaml")
-        cfg = compose_config("train", [f"model={family}"], tmp_path)
-        assert cfg.optim.lr == declared.optim.lr, family
+        path = Path(CONF_DIR) / "model_size" / f"{family}_{scale}.yaml"
+        declared = OmegaConf.load(path)
+        while "optim" not in declared:  # a size file that keeps the lr of the one it reads
+            path = path.with_name(f"{declared.defaults[0]}.yaml")
+            declared = OmegaConf.load(path)
+        cfg = compose_config("train", [f"model={family}", f"scale={scale}"], tmp_path)
+        assert cfg.optim.lr == declared.optim.lr, (family, scale)
         # a command-line override still wins
-        cfg = compose_config("train", [f"model={family}", "optim.lr=0.123"], tmp_path)
+        cfg = compose_config(
+            "train", [f"model={family}", f"scale={scale}", "optim.lr=0.123"], tmp_path
+        )
         assert cfg.optim.lr == 0.123
 
 
 @pytest.mark.parametrize(
-    ("scale", "steps"), [("smoke", 4), ("synthetic", 200), ("multi30k", 350), ("full", 4000)]
+    ("scale", "steps"),
+    [("smoke", 4), ("synthetic", 200), ("synthetic_v2", 200), ("multi30k", 350), ("full", 4000)],
 )
 def test_e4_warmup_follows_the_scale(scale, steps, tmp_path):
     cfg = compose_config("train", ["experiment=e4_norm_warmup", f"scale={scale}"], tmp_path)

@@ -208,7 +208,14 @@ def test_run_cpu_sh_runs_the_named_grids_and_writes_reports_and_wall_times(tmp_p
 
 
 @pytest.mark.parametrize(
-    "script", ["run_cpu.sh", "run_real.sh", "e1_attention/run_europarl_long.sh", "run_quality.sh"]
+    "script",
+    [
+        "run_cpu.sh",
+        "run_real.sh",
+        "run_synthetic_v2.sh",
+        "e1_attention/run_europarl_long.sh",
+        "run_quality.sh",
+    ],
 )
 def test_experiment_scripts_stop_before_any_pass_without_an_interpreter_that_has_the_package(
     tmp_path, script

@@ -5,6 +5,7 @@ config, and with a score for every job, every verdict check has its data."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from conftest import compose_config
 from omegaconf import OmegaConf
 from report_support import entropy_records, transformer_diagnostics
 
+from seq2seq_lab.checkout import EXPERIMENTS_DIR
 from seq2seq_lab.checkpoint import family_of
 from seq2seq_lab.config import instantiate
 from seq2seq_lab.errors import ConfigError
@@ -23,10 +25,10 @@ from seq2seq_lab.report.specs import own_specs
 SPECS = own_specs()
 
 
-def grid(experiment: str) -> list[list[str]]:
-    """The override lists of the experiment's sweep jobs (one seed)."""
-    base = [f"experiment={experiment}", "scale=smoke"]
-    return [base + job for job in settings(axes(compose_experiment(experiment, "smoke")))]
+def grid(experiment: str, scale: str = "smoke") -> list[list[str]]:
+    """The override lists of the experiment's sweep jobs at ``scale`` (one seed)."""
+    base = [f"experiment={experiment}", f"scale={scale}"]
+    return [base + job for job in settings(axes(compose_experiment(experiment, scale)))]
 
 
 def job_run(overrides: list[str], path: Path, bleu: float) -> Run:
@@ -84,7 +86,31 @@ def test_every_job_of_the_grid_has_a_distinct_role_and_every_check_its_data(expe
     assert spec.contrasts(comparison), "the grid yields no contrast to test"
 
 
-@pytest.mark.parametrize("scale", ["smoke", "synthetic", "multi30k", "full"])
+# the comparisons of the five-seed grid at synthetic_v2, as its command names them
+V2_GRID = re.findall(
+    r"\be\d_\w+", (EXPERIMENTS_DIR / "run_synthetic_v2.sh").read_text().split("run_real.sh", 1)[1]
+)
+
+
+@pytest.mark.parametrize("experiment", V2_GRID)
+def test_the_synthetic_v2_cut_keeps_what_the_main_check_reads(experiment, tmp_path):
+    """Where a grid is cut to fit the scale's budget (sizes/synthetic_v2.yaml), the variants
+    left give the main check its data: a cut may leave other checks without a setting, never
+    the main one (it would make the comparison undecidable by construction)."""
+    spec = SPECS[experiment]
+    jobs = grid(experiment, "synthetic_v2")
+    runs = [job_run(job, tmp_path / str(i), bleu=40.0 + 5 * i) for i, job in enumerate(jobs)]
+    comparison = Comparison(spec, runs, grid=[job[2:] for job in jobs])
+    for check, finding in spec.verdict(comparison).findings:
+        if check.main:
+            assert not (finding.why or "").startswith("missing"), (check.text, finding.why)
+
+
+def test_the_synthetic_v2_grid_names_existing_comparisons_once():
+    assert set(V2_GRID) <= set(SPECS) and len(V2_GRID) == len(set(V2_GRID)) >= 5
+
+
+@pytest.mark.parametrize("scale", ["smoke", "synthetic", "synthetic_v2", "multi30k", "full"])
 @pytest.mark.parametrize("experiment", sorted(SPECS))
 def test_every_job_of_the_grid_builds_its_network_at_every_scale(experiment, scale, tmp_path):
     """A grid that composes can still fail to build (E3's dot score once met the bidirectional

@@ -36,7 +36,14 @@ def _e2_gain(c: Comparison, family: str) -> tuple[Variant | None, Variant | None
 
 def _e2_plain_gain(c: Comparison) -> Finding:
     forward, reversed_ = _e2_gain(c, "plain")
-    return judged(c, "plain reversed - forward", forward, reversed_, Claim("at least", GAIN))
+    return judged(
+        c,
+        "plain reversed - forward",
+        forward,
+        reversed_,
+        Claim("at least", GAIN),
+        equal_updates=[v for v in (forward, reversed_) if v is not None],
+    )
 
 
 def _e2_long_gain(c: Comparison) -> Finding:
@@ -74,7 +81,8 @@ SPEC = ExperimentSpec(
     checks=(
         Check(
             f"reversal makes plain seq2seq better by at least {GAIN:g} BLEU (95 % interval's "
-            f"lower end >= {GAIN:g}; Luong's +1.3, the smaller published gain, rounded down)",
+            f"lower end >= {GAIN:g}; Luong's +1.3, the smaller published gain, rounded down), "
+            "at equal updates: plain seq2seq may still be rising at the comparison's budget",
             _e2_plain_gain,
             main=True,
         ),
@@ -97,7 +105,7 @@ SPEC = ExperimentSpec(
     ],
     floor=QualityFloor(
         reference={"family": "plain", "reverse": True},
-        bleu={"synthetic": 10.0, "multi30k": 8.0, "full": 10.0},
+        bleu={"synthetic": 10.0, "synthetic_v2": 8.0, "multi30k": 8.0, "full": 10.0},
         text="plain seq2seq with the source reversed",
     ),
     plots=(BleuByLength(), LossCurves(facet=lambda r: r.get("family"))),

@@ -54,7 +54,7 @@ def _e7_families(c: Comparison) -> list[tuple[str, Variant | None, Variant | Non
 def _e7_rnn_worst(c: Comparison) -> Finding:
     claim = Claim("at least", GATED_GAIN)
     cases = [
-        judged(c, f"{family}: {cell} - rnn", rnn, gated, claim)
+        judged(c, f"{family}: {cell} - rnn", rnn, gated, claim, equal_updates=[rnn] if rnn else ())
         for family, rnn, gru, lstm in _e7_families(c)
         for cell, gated in (("gru", gru), ("lstm", lstm))
     ]
@@ -96,7 +96,8 @@ SPEC = ExperimentSpec(
         Check(
             "in every family GRU and LSTM are each better than the vanilla RNN by at least "
             f"{GATED_GAIN:g} BLEU (95 % interval's lower end >= {GATED_GAIN:g}; vanishing "
-            "gradients predict a large loss, no paper gives a number)",
+            "gradients predict a large loss, no paper gives a number), the vanilla RNN at "
+            "equal updates: it may still be rising where the gated cells converged",
             _e7_rnn_worst,
             main=True,
         ),
@@ -120,7 +121,12 @@ SPEC = ExperimentSpec(
     # Bahdanau floor, 25 (NOTES.md: quality floor at multi30k).
     floor=QualityFloor(
         reference={"cell": "lstm"},
-        bleu={"synthetic": 30.0, "multi30k": {"plain": 12.0, "bahdanau": 25.0}, "full": 20.0},
+        bleu={
+            "synthetic": 30.0,
+            "synthetic_v2": 30.0,
+            "multi30k": {"plain": 12.0, "bahdanau": 25.0},
+            "full": 20.0,
+        },
         text="the LSTM, in every family",
         by="family",
     ),
