@@ -50,6 +50,14 @@ def scenarios(tmp_path_factory):
             luong=dict(error=0.25),
             transformer=dict(error=0.15),
         ),
+        # the published effect, but an attention model still improving
+        "attention rising": make(
+            "attention-rising",
+            plain=dict(error=0.6, long_penalty=0.03),
+            bahdanau=dict(error=0.25, gain=5.0),
+            luong=dict(error=0.25),
+            transformer=dict(error=0.15),
+        ),
         # small gaps under a wide seed spread
         "spread": make(
             "spread",
@@ -73,10 +81,21 @@ def test_each_check_fails_when_the_effect_is_absent(scenarios, check):
     assert finding.holds is False, finding
 
 
-@pytest.mark.parametrize("check", range(3), ids=["attention gain", "transformer best", "length"])
-def test_each_check_is_undecided_while_a_variant_still_improves(scenarios, check):
-    finding = E1.checks[check].test(scenarios["rising"])
-    assert finding.holds is None and finding.why.startswith("not converged: plain +5.0")
+@pytest.mark.parametrize(
+    ("check", "scenario", "rising"),
+    [(0, "attention rising", "bahdanau"), (1, "rising", "plain"), (2, "rising", "plain")],
+    ids=["attention gain", "transformer best", "length"],
+)
+def test_each_check_is_undecided_while_a_variant_still_improves(scenarios, check, scenario, rising):
+    finding = E1.checks[check].test(scenarios[scenario])
+    assert finding.holds is None and finding.why.startswith(f"not converged: {rising} +5.0")
+
+
+def test_the_main_check_reads_plain_seq2seq_at_equal_updates(scenarios):
+    """Plain seq2seq still rising at the budget where the attention models converged does not
+    hold the main check back (its text says so); an attention model still rising does."""
+    assert "at equal updates" in E1.checks[0].text
+    assert E1.checks[0].test(scenarios["rising"]).holds is True
 
 
 def test_a_small_gap_under_a_wide_spread_needs_more_seeds(scenarios):
@@ -88,9 +107,10 @@ def test_a_small_gap_under_a_wide_spread_needs_more_seeds(scenarios):
 def test_the_verdicts(scenarios):
     assert E1.verdict(scenarios["present"]).outcome == "reproduced"
     assert E1.verdict(scenarios["absent"]).outcome == "not reproduced"
-    rising = E1.verdict(scenarios["rising"])
+    assert E1.verdict(scenarios["rising"]).outcome == "partly"
+    rising = E1.verdict(scenarios["attention rising"])
     assert rising.outcome == "inconclusive (not converged)"
-    assert rising.gates == ("main check undecided: not converged: plain +5.0",)
+    assert rising.gates == ("main check undecided: not converged: bahdanau +5.0",)
 
 
 def test_the_checks_read_paired_intervals_with_test_sampling(scenarios):
