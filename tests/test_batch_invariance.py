@@ -43,6 +43,12 @@ from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.pipeline.building import build_datamodule, build_module
 
 BATCH_SIZES = (1, 7, 64)
+# How far one sentence's score and attention may move with its batch. On the CPU the kernels
+# are the same at every batch size: 1e-5. On cuda, cuDNN chooses its RNN kernels by batch size
+# and computes them in TF32 by default (torch.backends.cudnn.allow_tf32), so a sentence's
+# log-probability moves in its fifth significant digit (experiments/benchmarks/RESULTS.md, the
+# GPU section): relative 1e-4 there, still far below any gap that would change a token.
+TOLERANCE = {"cpu": {"abs": 1e-5, "rel": 0.0}, "cuda": {"abs": 1e-4, "rel": 1e-4}}
 STEPS = 200  # enough for varied outputs on the smoke task (checked below)
 # A learning rate high enough for STEPS to teach every family the smoke task, held constant.
 FAST_TRAINING = ("optim.lr=0.005", "schedule=constant")
@@ -158,6 +164,7 @@ def output_limits(trained: Trained, search: dict) -> list[int]:
 @pytest.mark.parametrize("search", list(SEARCHES))
 def test_outputs_do_not_depend_on_the_batch(trained, translations, search):
     outputs = translations[search]
+    tolerance = TOLERANCE[trained.module.device.type]
     alone = outputs[1]  # one sentence per batch: no padding, no neighbours
     # The comparison proves something only if the model translates: varied, non-empty
     # outputs of varied lengths, and under the tight limits many outputs cut at their limit.
@@ -174,7 +181,7 @@ def test_outputs_do_not_depend_on_the_batch(trained, translations, search):
         batched = outputs[size]
         for i, source in enumerate(trained.sources):
             assert batched.tokens[i] == alone.tokens[i], (size, i, source)
-            assert batched.scores[i] == pytest.approx(alone.scores[i], abs=1e-5), (size, i)
+            assert batched.scores[i] == pytest.approx(alone.scores[i], **tolerance), (size, i)
         assert batched.lines == alone.lines
 
 
@@ -215,10 +222,11 @@ def test_dropping_finished_sentences_from_the_batch_changes_nothing(
     always, never = outputs[0.0], outputs[2.0]
     assert len({len(t) for t in never.tokens}) >= 5  # sentences end at many different steps
     assert always.tokens == never.tokens
-    assert always.scores == pytest.approx(never.scores, abs=1e-5)
+    tolerance = TOLERANCE[trained.module.device.type]
+    assert always.scores == pytest.approx(never.scores, **tolerance)
     assert (always.attention is None) == (never.attention is None)
     for a, n in zip(always.attention or [], never.attention or []):
-        torch.testing.assert_close(a, n, atol=1e-5, rtol=0)
+        torch.testing.assert_close(a, n, atol=tolerance["abs"], rtol=tolerance["rel"])
 
 
 def tiny_transformer(tmp_path: Path, max_positions: int):
