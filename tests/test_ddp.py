@@ -10,6 +10,7 @@ import torch.distributed
 from conftest import compose_config, run_cli, tiny_overrides
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
+from seq2seq_lab.data.test_set import read_test_lines
 from seq2seq_lab.pipeline.building import build_datamodule
 from seq2seq_lab.pipeline.training import train
 
@@ -34,7 +35,7 @@ def test_a_rank_other_than_zero_writes_no_run_files(tmp_path, cache_dir, monkeyp
     )
     assert results["status"] == "completed" and results["test"]["sentences"] == 12
     written = {p.name for p in tmp_path.iterdir()}
-    assert not written & {"results.json", "hypotheses.test.txt", "references.test.txt"}
+    assert not written & {"results.json", "hypotheses.test.txt", "test_set.json"}
 
 
 @pytest.mark.skipif(not GLOO, reason="torch.distributed with the gloo backend is unavailable")
@@ -74,5 +75,6 @@ def test_ddp_on_two_cpu_processes_writes_one_record_of_the_whole_test_set(tmp_pa
     datamodule = build_datamodule(cfg.data)
     datamodule.prepare_data()
     datamodule.setup("test")
-    written = (run_dir / "sources.test.txt").read_text(encoding="utf-8").splitlines()
-    assert written == datamodule.raw_pairs("test")[0]
+    # the generated test set is named by its data config (test_set.json), not copied
+    assert not (run_dir / "sources.test.txt").exists()
+    assert read_test_lines(run_dir, "sources", "test") == datamodule.raw_pairs("test")[0]

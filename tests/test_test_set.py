@@ -151,3 +151,75 @@ def test_a_test_split_held_out_of_train_is_named_by_its_line_range(beside, tmp_p
     run.mkdir()
     (run / test_set.TEST_SET_FILE).write_text(test_set.dumps(record), "utf-8")
     assert test_set.read_test_lines(run, "sources", "test") == train[7:]
+
+
+# ----------------------------------------------------------------- a generated test set
+
+
+@pytest.fixture
+def generated(tmp_path):
+    """The smoke scale's synthetic task: its data config (plain) and data module."""
+    from conftest import compose_config, tiny_overrides
+
+    from seq2seq_lab.config import to_plain
+    from seq2seq_lab.pipeline.building import build_datamodule
+
+    cfg = compose_config("train", tiny_overrides(), tmp_path, tmp_path / "cache")
+    data = to_plain(cfg.data)
+    test_set._generate.cache_clear()
+    yield data, build_datamodule(data)
+    test_set._generate.cache_clear()
+
+
+def test_a_generated_test_set_is_named_by_its_data_config_and_read_back(generated, tmp_path):
+    data, datamodule = generated
+    sources, references = datamodule.raw_pairs("test")
+    record = test_set.record(datamodule, "test", sources, references, data)
+    assert record["generated"]["source"] == data["source"]
+    assert not set(record["generated"]) & set(test_set.MACHINE_KEYS)  # nothing of this machine
+    assert record["sources"] == {"lines": len(sources), "sha256": test_set.sha256_of(sources)}
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / test_set.TEST_SET_FILE).write_text(test_set.dumps(record), "utf-8")
+    assert test_set.read_test_lines(run, "sources", "test") == sources
+    assert test_set.read_test_lines(run, "references", "test") == references
+    # lines that are not the generated split, or no config to name them by: copies kept
+    assert test_set.record(datamodule, "test", sources[1:], references[1:], data) is None
+    assert test_set.record(datamodule, "test", sources, references) is None
+
+
+def test_a_generator_changed_since_the_run_is_a_one_line_error(generated, tmp_path):
+    data, datamodule = generated
+    sources, references = datamodule.raw_pairs("test")
+    record = test_set.record(datamodule, "test", sources, references, data)
+    record["generated"]["source"]["seed"] += 1  # as if the generator drew other sentences
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / test_set.TEST_SET_FILE).write_text(test_set.dumps(record), "utf-8")
+    with pytest.raises(DataError, match="generated again from the data config") as e:
+        test_set.read_test_lines(run, "references", "test")
+    assert "\n" not in str(e.value) and str(run) in str(e.value)
+    assert f"expected {len(references)} lines, {test_set.sha256_of(references)}" in str(e.value)
+
+
+def test_copies_of_a_generated_set_are_replaced_only_when_they_are_its_sentences(
+    generated, tmp_path
+):
+    data, datamodule = generated
+    sources, references = datamodule.raw_pairs("test")
+
+    def old_run(name: str, refs: list[str]) -> Path:
+        run = tmp_path / name
+        run.mkdir()
+        results = {"config": {"data": data}, "test": {"split": "test"}}
+        (run / "results.json").write_text(json.dumps(results), "utf-8")
+        (run / "sources.test.txt").write_text(test_set.scored_text(sources), "utf-8")
+        (run / "references.test.txt").write_text(test_set.scored_text(refs), "utf-8")
+        return run
+
+    same, other = old_run("same", references), old_run("other", ["x", *references[1:]])
+    assert test_set.main([str(same), str(other)]) == 0
+    assert not (same / "sources.test.txt").exists()
+    assert test_set.read_test_lines(same, "references", "test") == references
+    assert (other / "references.test.txt").is_file()  # not what the config generates: kept
+    assert not (other / test_set.TEST_SET_FILE).exists()

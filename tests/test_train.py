@@ -37,14 +37,14 @@ def test_fast_dev_run_trains_and_tests_every_family(family, tmp_path, cache_dir,
     on_disk = json.loads((tmp_path / "results.json").read_text())
     for key in ("status", "seed", "sacrebleu_signature", "versions", "hardware"):
         assert key in on_disk
-    # the recorded BLEU is sacrebleu's on the written hypotheses and references
+    # the recorded BLEU is sacrebleu's on the written hypotheses and the references that
+    # test_set.json names (the generated task's, by its data config)
     from sacrebleu.metrics import BLEU
 
+    from seq2seq_lab.data.test_set import read_test_lines
+
     split = on_disk["test"]["split"]
-    hyps, refs = (
-        (tmp_path / f"{kind}.{split}.txt").read_text(encoding="utf-8").splitlines()
-        for kind in ("hypotheses", "references")
-    )
+    hyps, refs = (read_test_lines(tmp_path, kind, split) for kind in ("hypotheses", "references"))
     assert on_disk["test"]["bleu"] == BLEU().corpus_score(hyps, [refs]).score
     assert on_disk["test"]["bleu_by_length"]
     timing = on_disk["timing"]

@@ -49,6 +49,9 @@ class PairSource(ABC):
     """A place sentence pairs come from."""
 
     name: str  # short name used in messages and summaries
+    # True where the pairs are a pure function of the source's settings (the synthetic task):
+    # a run may then name its test set by the data config that generates it, not copy it
+    generated: bool = False
 
     def prepare(  # noqa: B027 (optional hook)
         self, context: SourceContext, splits: Sequence[str] = SPLITS

@@ -907,6 +907,7 @@ class SyntheticSource(PairSource):
     """
 
     LANGS = ("src", "tgt")
+    generated = True
 
     def __init__(self, **settings: Any) -> None:
         """``settings``: the fields of :class:`SyntheticTask`."""

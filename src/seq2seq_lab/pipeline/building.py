@@ -70,21 +70,27 @@ def build_callbacks(cfg: DictConfig) -> list[L.Callback]:
 
 
 def write_test_outputs(
-    out_dir: Path, test_results: dict[str, Any], datamodule: Any = None
+    out_dir: Path,
+    test_results: dict[str, Any],
+    datamodule: Any = None,
+    data_config: Any = None,
 ) -> dict[str, Any]:
     """Write hypotheses.<split>.txt (corpus order, one per line; the report's across-seed tests
     and length buckets read them) and what the run scored them against, and return the scores.
-    The sources and references are named in test_set.json (file, line range, sha256) where
-    ``datamodule`` read them from files the repository can name, else copied into
-    sources/references.<split>.txt (the synthetic task's generated sentences): see
-    ``seq2seq_lab.data.test_set``. Written atomically, and by global rank zero only (every
-    DDP rank scores the whole split)."""
+    The sources and references are named in test_set.json: by file, line range and sha256
+    where ``datamodule`` read them from files the repository can name, by ``data_config`` (the
+    run's ``cfg.data``) where its source generates them (the synthetic task); else copied into
+    sources/references.<split>.txt (``seq2seq_lab.data.test_set``). Written atomically, and by
+    global rank zero only (every DDP rank scores the whole split)."""
     test = dict(test_results)
     lines = {kind: test.pop(kind) for kind in ("hypotheses", "references", "sources")}
     if not is_rank_zero():
         return test
     split = test["split"]
-    scored_on = test_set.record(datamodule, split, lines["sources"], lines["references"])
+    scored_on = test_set.record(
+        datamodule, split, lines["sources"], lines["references"],
+        to_plain(data_config),
+    )  # fmt: skip
     if scored_on is not None:
         write_text(out_dir / test_set.TEST_SET_FILE, test_set.dumps(scored_on))
     for kind in ("hypotheses", *(test_set.KINDS if scored_on is None else ())):

@@ -51,7 +51,8 @@ def evaluate(cfg: DictConfig) -> dict[str, Any]:
     ckpt = load_checkpoint(cfg.ckpt_path, expected_family=expected_family(cfg))
     module = ckpt.module
     module.test_decoding = with_decoding_overrides(cfg, module.test_decoding)
-    datamodule = build_datamodule(_eval_data_config(cfg, ckpt.run_config))
+    data_config = _eval_data_config(cfg, ckpt.run_config)
+    datamodule = build_datamodule(data_config)
     datamodule.load_state_dict(ckpt.datamodule_state)
     datamodule.prepare_data()
     datamodule.setup("test")
@@ -65,7 +66,7 @@ def evaluate(cfg: DictConfig) -> dict[str, Any]:
     trainer.test(module, datamodule=datamodule, verbose=True)
     out_dir = Path(cfg.paths.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    test = write_test_outputs(out_dir, module.test_results, datamodule)
+    test = write_test_outputs(out_dir, module.test_results, datamodule, data_config)
     results = {
         "status": "completed",
         "checkpoint": str(ckpt.path.resolve()),

@@ -246,7 +246,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             )
             signals.raise_if_received()
             results["timing"]["test_seconds"] = time.perf_counter() - started
-            test = write_test_outputs(run_dir, module.test_results, datamodule)
+            test = write_test_outputs(run_dir, module.test_results, datamodule, cfg.data)
             results["sacrebleu_signature"] = test.pop("sacrebleu_signature")
             results["test"] = test
             log_hypotheses(loggers, module.test_results)
