@@ -43,6 +43,7 @@ runs of one test set reads it once.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -51,7 +52,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from seq2seq_lab.data.lines import read_lines
+from seq2seq_lab.data.lines import decode_lines, read_lines
 from seq2seq_lab.errors import DataError
 from seq2seq_lab.record import portable_paths
 from seq2seq_lab.record.atomic import write_text
@@ -233,14 +234,18 @@ def _regenerated(run_dir: Path, test_set: dict[str, Any], kind: str, split: str)
 
 def read_test_lines(run_dir: str | Path, kind: str, split: str) -> list[str] | None:
     """The ``kind`` lines (hypotheses, sources, references) of the run in ``run_dir`` on
-    ``split``, one per sentence: from the copy ``<kind>.<split>.txt`` when the run holds one,
-    else (sources, references) from what its ``test_set.json`` names (files, or the data
+    ``split``, one per sentence: from ``<kind>.<split>.txt`` (or its ``.txt.gz``) when the run
+    holds one, else (sources, references) from what its ``test_set.json`` names (files, or the data
     config that generates them), checksum verified (:class:`DataError`, one line, when it
     differs or the file is missing). None when the run has neither."""
     run_dir = Path(run_dir)
     copy = run_dir / f"{kind}.{split}.txt"
     if copy.is_file():
         return read_lines(copy)
+    # a committed grid keeps it gzip'd (seq2seq_lab/record/compressed_outputs.py)
+    compressed = copy.with_name(copy.name + ".gz")
+    if compressed.is_file():
+        return decode_lines(gzip.decompress(compressed.read_bytes()), compressed)
     if kind not in KINDS:
         return None
     return _from_record(run_dir, kind, split)

@@ -1,7 +1,8 @@
 """Finding and reading the runs a report is made of.
 
 A run is a directory with a ``results.json`` written by ``seq2seq_lab.pipeline.training.train``, plus
-what the pipeline and callbacks leave beside it: ``hypotheses.<split>.txt`` and the test set it
+what the pipeline and callbacks leave beside it: ``hypotheses.<split>.txt`` (gzip'd in a
+committed grid: :mod:`seq2seq_lab.record.compressed_outputs`) and the test set it
 was scored on (``test_set.json``, or copies ``{references,sources}.<split>.txt``:
 :mod:`seq2seq_lab.data.test_set`), ``csv/metrics.csv`` (Lightning's CSVLogger),
 ``diagnostics/grad_norms_init.json`` and ``diagnostics/validation.jsonl``

@@ -1,0 +1,55 @@
+"""A committed grid's hypotheses, gzip'd (seq2seq_lab/record/compressed_outputs.py): the same
+lines read back, the same bytes every time, and only finished runs touched."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from seq2seq_lab.data import test_set
+from seq2seq_lab.record import compressed_outputs
+
+# an empty line, a U+2028 inside a sentence (not a line end), repeated spaces
+HYPOTHESES = ["a dog .", "", "two  cats\u2028play", "three birds"]
+
+
+def a_run(root: Path, name: str, status: str | None) -> Path:
+    run = root / name
+    run.mkdir(parents=True)
+    if status is not None:
+        (run / "results.json").write_text(json.dumps({"status": status}), "utf-8")
+    for split in ("test", "extrapolation"):
+        (run / f"hypotheses.{split}.txt").write_text(test_set.scored_text(HYPOTHESES), "utf-8")
+    return run
+
+
+def test_finished_runs_are_compressed_and_read_back_line_for_line(tmp_path):
+    done = a_run(tmp_path / "runs", "0", "completed")
+    diverged = a_run(tmp_path / "runs", "1", "diverged")
+    running = a_run(tmp_path / "runs", "2", None)  # still training: no record yet
+    interrupted = a_run(tmp_path / "runs", "3", "interrupted")
+    assert compressed_outputs.main([str(tmp_path / "runs")]) == 0
+    for run in (done, diverged):
+        assert sorted(p.name for p in run.glob("hypotheses.*")) == [
+            "hypotheses.extrapolation.txt.gz",
+            "hypotheses.test.txt.gz",
+        ]
+        assert test_set.read_test_lines(run, "hypotheses", "test") == HYPOTHESES
+        assert test_set.read_test_lines(run, "hypotheses", "extrapolation") == HYPOTHESES
+    for run in (running, interrupted):
+        assert not list(run.glob("*.gz"))
+        assert test_set.read_test_lines(run, "hypotheses", "test") == HYPOTHESES
+
+
+def test_the_same_text_gives_the_same_bytes(tmp_path):
+    first = a_run(tmp_path / "a", "0", "completed")
+    compressed_outputs.compress_finished_runs(tmp_path / "a")
+    again = a_run(tmp_path / "b", "0", "completed")
+    compressed_outputs.compress_finished_runs(tmp_path / "b")
+    name = "hypotheses.test.txt.gz"
+    assert (first / name).read_bytes() == (again / name).read_bytes()  # no time, no file name
+    assert gzip.decompress((first / name).read_bytes()) == test_set.scored_text(HYPOTHESES).encode(
+        "utf-8"
+    )
+    assert compressed_outputs.compress_finished_runs(tmp_path / "a") == []  # nothing left to do
