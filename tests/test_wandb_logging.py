@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from conftest import run_cli
 
+from seq2seq_lab.data.test_set import read_test_lines
 from seq2seq_lab.loggers.wandb_record import best_step, summary_of
 
 pytestmark = pytest.mark.slow
@@ -156,9 +157,9 @@ def test_the_test_hypotheses_are_a_table(plain_run):
     table = json.loads((offline / "files" / entry["path"]).read_text(encoding="utf-8"))
     assert table["columns"] == ["source", "hypothesis", "reference"]
     split = results_of(plain_run)["test"]["split"]
+    # the test set as test_set.json names it (the generated task: by its data config)
     columns = [
-        (plain_run / f"{kind}.{split}.txt").read_text(encoding="utf-8").splitlines()
-        for kind in ("sources", "hypotheses", "references")
+        read_test_lines(plain_run, kind, split) for kind in ("sources", "hypotheses", "references")
     ]
     assert table["data"] == [list(row) for row in zip(*columns)]
 

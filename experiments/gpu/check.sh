@@ -164,7 +164,8 @@ too_late() {
 
 # a. facts
 if wanted facts; then
-  run_step facts 30 "$PYTHON" experiments/gpu/record.py facts "$OUT" --smi "$SMI"
+  run_step facts 30 "$PYTHON" experiments/gpu/record.py facts "$OUT" --smi "$SMI" \
+    --repo "$REPO" --work "$WORK"
   [ "$rc" -eq 0 ] || record facts --rc "$rc" --seconds "$seconds" --limit "$limit" --log "$WORK/facts.log"
 fi
 

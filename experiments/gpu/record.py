@@ -9,6 +9,12 @@ the others. ``summary`` reads whichever step files exist and prints the one tabl
     python experiments/gpu/record.py step OUT NAME --rc RC --seconds S --log LOG [--result JSON]
         [--smi SAMPLES] [--targets 35,38]
     python experiments/gpu/record.py summary OUT
+    python experiments/gpu/record.py portable DIR [--repo R --out O --work W]
+
+``portable`` is run here, on the fetched files before they are committed: the device machine's
+directories (the checkout, OUT, the scratch WORK, pytest's temporary folders) become
+``$REPO``-relative paths, ``$OUT``, ``$WORK`` and ``$TMPDIR``, read from facts.json's ``paths``
+where the options do not give them.
 """
 
 from __future__ import annotations
@@ -38,6 +44,30 @@ def status(rc: int) -> str:
 def write(out: Path, name: str, record: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+
+
+def portable(folder: Path, paths: dict[str, str]) -> list[Path]:
+    """Rewrite the text files under ``folder`` so that they name no directory of the machine
+    they were made on (``paths``: repo, out, work as that machine had them); returns the files
+    changed. The repository's own paths become relative to it."""
+    replacements = [(paths[key], name) for key, name in (("work", "$WORK"), ("out", "$OUT"))
+                    if paths.get(key)]  # fmt: skip
+    if paths.get("repo"):
+        replacements.append((paths["repo"].rstrip("/") + "/", ""))
+        replacements.append((paths["repo"].rstrip("/"), "."))
+    replacements.append(("/tmp/", "$TMPDIR/"))  # pytest's and other temporary folders
+    changed = []
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or path.suffix not in (".json", ".txt", ".log"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        new = text
+        for old, replacement in replacements:
+            new = new.replace(old, replacement)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            changed.append(path)
+    return changed
 
 
 def facts(smi: str = "nvidia-smi") -> dict:
@@ -190,6 +220,8 @@ def main() -> None:
     p = sub.add_parser("facts")
     p.add_argument("out", type=Path)
     p.add_argument("--smi", default="nvidia-smi")
+    p.add_argument("--repo", help="the checkout's path there (for `portable`)")
+    p.add_argument("--work", help="the scratch folder's path there (for `portable`)")
     p = sub.add_parser("step")
     p.add_argument("out", type=Path)
     p.add_argument("name", choices=STEPS)
@@ -204,9 +236,24 @@ def main() -> None:
     p.add_argument("--skipped", help="why the step did not run")
     p = sub.add_parser("summary")
     p.add_argument("out", type=Path)
+    p = sub.add_parser("portable")
+    p.add_argument("folder", type=Path, help="the fetched files")
+    p.add_argument("--repo")
+    p.add_argument("--out")
+    p.add_argument("--work")
     args = parser.parse_args()
-    if args.command == "facts":
-        record = {"step": "facts", "status": "ok", "exit": 0, **facts(args.smi)}
+    if args.command == "portable":
+        facts_file = args.folder / "facts.json"
+        recorded = (json.loads(facts_file.read_text()) if facts_file.is_file() else {}).get(
+            "paths"
+        ) or {}
+        given = {"repo": args.repo, "out": args.out, "work": args.work}
+        paths = {**recorded, **{k: v for k, v in given.items() if v}}
+        for path in portable(args.folder, paths):
+            print(f"made portable: {path}")
+    elif args.command == "facts":
+        where = {"repo": args.repo, "out": str(args.out.resolve()), "work": args.work}
+        record = {"step": "facts", "status": "ok", "exit": 0, **facts(args.smi), "paths": where}
         write(args.out, "facts", record)
         print(json.dumps(record))
     elif args.command == "step":

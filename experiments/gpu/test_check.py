@@ -64,6 +64,7 @@ def test_every_step_of_the_dry_run_writes_its_result(dry_run):
 
     facts = load(out, "facts")
     assert facts["status"] == "ok" and facts["torch"] and facts["driver"] == "550.54.15"
+    assert facts["paths"]["repo"] == str(REPO) and facts["paths"]["out"] == str(out.resolve())
 
     tests = load(out, "tests")
     assert tests["status"] == "ok", tests["log_tail"]
@@ -143,3 +144,36 @@ def test_the_grid_counts_its_runs_by_status(tmp_path):
         (tmp_path / str(job) / "results.json").write_text(json.dumps({"status": status}))
     (tmp_path / "3").mkdir()  # started, nothing recorded yet: not a run
     assert record.run_statuses(tmp_path) == {"completed": 2, "interrupted": 1}
+
+
+def test_portable_leaves_no_directory_of_the_device_machine(tmp_path):
+    sys.path.insert(0, str(REPO / "tests"))
+    from test_repository_size import MACHINE_PATH
+
+    # the device machine's directories, as it had them: here under pytest's temporary folder
+    device = tmp_path / "device"
+    paths = {"repo": str(device / "main"), "out": str(device / "out")}
+    paths["work"] = str(device / "gpu-check.abc")
+    pytest_tmp = str(device / "pytest-of-root" / "pytest-0" / "x")
+    fetched = tmp_path / "fetched"
+    (fetched / "diagnosis").mkdir(parents=True)
+    (fetched / "facts.json").write_text(json.dumps({"step": "facts", "paths": paths}))
+    (fetched / "check.log").write_text(
+        f"== facts: record.py facts {paths['out']}\nRESULTS={paths['repo']}/experiments "
+        f"--work {paths['work']}/ttb\nCheckpoint directory {pytest_tmp}\n"
+    )
+    (fetched / "diagnosis" / "run.json").write_text(json.dumps({"json": paths["out"] + "/a"}))
+    done = subprocess.run([sys.executable, str(REPO / "experiments/gpu/record.py"), "portable",
+                           str(fetched)], capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    log = (fetched / "check.log").read_text()
+    # any other temporary folder under /tmp becomes $TMPDIR's
+    rest = "$TMPDIR/" + pytest_tmp[5:] if pytest_tmp.startswith("/tmp/") else pytest_tmp
+    assert log == (
+        "== facts: record.py facts $OUT\nRESULTS=experiments --work $WORK/ttb\n"
+        f"Checkpoint directory {rest}\n"
+    )
+    for path in fetched.rglob("*.*"):
+        assert not MACHINE_PATH.findall(path.read_text()), path
+    recorded = json.loads((fetched / "facts.json").read_text())["paths"]
+    assert recorded == {"repo": ".", "out": "$OUT", "work": "$WORK"}
