@@ -81,21 +81,18 @@ def test_each_check_fails_when_the_effect_is_absent(scenarios, check):
     assert finding.holds is False, finding
 
 
-@pytest.mark.parametrize(
-    ("check", "scenario", "rising"),
-    [(0, "attention rising", "bahdanau"), (1, "rising", "plain"), (2, "rising", "plain")],
-    ids=["attention gain", "transformer best", "length"],
-)
-def test_each_check_is_undecided_while_a_variant_still_improves(scenarios, check, scenario, rising):
-    finding = E1.checks[check].test(scenarios[scenario])
-    assert finding.holds is None and finding.why.startswith(f"not converged: {rising} +5.0")
+@pytest.mark.parametrize("check", range(3), ids=["attention gain", "transformer best", "length"])
+def test_each_check_is_undecided_while_an_attention_model_still_improves(scenarios, check):
+    finding = E1.checks[check].test(scenarios["attention rising"])
+    assert finding.holds is None and finding.why.startswith("not converged: bahdanau +5.0")
 
 
-def test_the_main_check_reads_plain_seq2seq_at_equal_updates(scenarios):
-    """Plain seq2seq still rising at the budget where the attention models converged does not
-    hold the main check back (its text says so); an attention model still rising does."""
-    assert "at equal updates" in E1.checks[0].text
-    assert E1.checks[0].test(scenarios["rising"]).holds is True
+@pytest.mark.parametrize("check", range(3), ids=["attention gain", "transformer best", "length"])
+def test_every_check_reads_plain_seq2seq_at_equal_updates(scenarios, check):
+    """Plain seq2seq still rising at the budget where the attention models converged holds no
+    check back (each text says so); an attention model still rising does (above)."""
+    assert "at equal updates" in E1.checks[check].text
+    assert E1.checks[check].test(scenarios["rising"]).holds is True
 
 
 def test_a_small_gap_under_a_wide_spread_needs_more_seeds(scenarios):
@@ -107,7 +104,7 @@ def test_a_small_gap_under_a_wide_spread_needs_more_seeds(scenarios):
 def test_the_verdicts(scenarios):
     assert E1.verdict(scenarios["present"]).outcome == "reproduced"
     assert E1.verdict(scenarios["absent"]).outcome == "not reproduced"
-    assert E1.verdict(scenarios["rising"]).outcome == "partly"
+    assert E1.verdict(scenarios["rising"]).outcome == "reproduced"
     rising = E1.verdict(scenarios["attention rising"])
     assert rising.outcome == "inconclusive (not converged)"
     assert rising.gates == ("main check undecided: not converged: bahdanau +5.0",)

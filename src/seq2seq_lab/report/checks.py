@@ -145,10 +145,16 @@ def length_retention(variants: list[Variant]) -> Measure | None:
 
 
 def keeps_more(
-    c: Comparison, worse: Variant | None, others: list[Variant], margin: float, text: str
+    c: Comparison,
+    worse: Variant | None,
+    others: list[Variant],
+    margin: float,
+    text: str,
+    equal_updates: Sequence[Variant] = (),
 ) -> Finding:
     """Every one of ``others`` keeps a larger share of its short-sentence BLEU on the longest
-    bucket than ``worse``, by at least ``margin`` (retention difference, interval)."""
+    bucket than ``worse``, by at least ``margin`` (retention difference, interval);
+    ``equal_updates`` as in :func:`judged`."""
     others = [v for v in others if v.bleu_by_length()]
     if worse is None or not worse.bleu_by_length() or not others:
         return missing_runs(text)
@@ -159,8 +165,10 @@ def keeps_more(
         )
     claim = Claim("at least", margin)
     cases = [
-        judged(c, f"{o.label} - {worse.label}", worse, o, claim, measure=measure) for o in others
-    ]
+        judged(c, f"{o.label} - {worse.label}", worse, o, claim, measure=measure,
+               equal_updates=equal_updates)
+        for o in others
+    ]  # fmt: skip
     return every_case(cases, text, prefix=f"{measure.name}: ")
 
 
