@@ -223,3 +223,20 @@ def test_copies_of_a_generated_set_are_replaced_only_when_they_are_its_sentences
     assert test_set.read_test_lines(same, "references", "test") == references
     assert (other / "references.test.txt").is_file()  # not what the config generates: kept
     assert not (other / test_set.TEST_SET_FILE).exists()
+
+
+def test_copies_from_files_are_kept(tmp_path):
+    from conftest import compose_config
+
+    from seq2seq_lab.config import to_plain
+
+    data = to_plain(compose_config("train", ["data=multi30k"], tmp_path).data)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.json").write_text(
+        json.dumps({"config": {"data": data}, "test": {"split": "test"}}), "utf-8"
+    )
+    for kind, lines in (("sources", SOURCES), ("references", REFERENCES)):
+        (run / f"{kind}.test.txt").write_text(test_set.scored_text(lines), "utf-8")
+    assert "kept its copies" in test_set.name_generated_copies(run)
+    assert (run / "sources.test.txt").is_file() and not (run / test_set.TEST_SET_FILE).exists()

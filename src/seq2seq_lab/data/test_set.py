@@ -262,8 +262,12 @@ def name_generated_copies(run_dir: str | Path) -> str:
     copies = [run_dir / f"{kind}.{split}.txt" for kind in KINDS]
     if not split or not all(c.is_file() for c in copies):
         return f"{run_dir}: no copies of a test set"
-    if not (data.get("source") or {}).get("_target_", "").endswith("SyntheticSource"):
-        return f"{run_dir}: kept its copies (data.source is not generated)"
+    from seq2seq_lab.config import instantiate
+
+    if not data or not getattr(
+        instantiate({**data, **MACHINE_KEYS}, key="data").source, "generated", False
+    ):
+        return f"{run_dir}: kept its copies (its data source does not generate them)"
     record = generated_record(data, split, *(read_lines(c) for c in copies))
     generated = _generate(json.dumps(record["generated"], sort_keys=True), split)
     if [sha256_of(lines) for lines in generated] != [record[k]["sha256"] for k in KINDS]:
