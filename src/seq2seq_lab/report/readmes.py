@@ -65,8 +65,9 @@ TABLE_BEGIN = (
 TABLE_END = "<!-- END verdict table -->"
 TABLE_BLOCK = re.compile(re.escape(TABLE_BEGIN) + r".*?" + re.escape(TABLE_END), re.DOTALL)
 # The reports the verdict table summarises, one row each per comparison, in this order: the
-# synthetic grid (experiments/run_cpu.sh) and the Multi30k queue (experiments/run_real.sh).
-COMMITTED = ("results/synthetic", "results/multi30k")
+# synthetic grid (experiments/run_cpu.sh), the five-seed grid on the task's version 2
+# (experiments/run_synthetic_v2.sh) and the Multi30k queue (experiments/run_real.sh).
+COMMITTED = ("results/synthetic", "results/synthetic_v2", "results/multi30k")
 # The quality table (report/quality.py), copied from a committed quality.md into each README
 # where its markers stand (the block is never added by itself): the opening marker names the
 # report, relative to the repository root, so the README chooses which study it quotes.
