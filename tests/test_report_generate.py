@@ -388,7 +388,7 @@ def test_each_report_writes_the_summary_the_readme_tables_show(generated, tmp_pa
     rows = [x for x in block.splitlines() if x.startswith("| ")][1:]  # below the header
     # (a comparison from another's runs, the length probe or E8: one row until it has a report)
     readers_ = sum(len(readers(n)) for n in SPECS)
-    assert len(rows) == len(SPECS) * len(COMMITTED) + readers_ == 2 * len(SPECS) + 2
+    assert len(rows) == len(SPECS) * len(COMMITTED) + readers_ == 3 * len(SPECS) + 2
     (e1,) = [r for r in rows if "e1_attention/results/synthetic/e1_attention/report.md" in r]
     assert "(0 seeds, `synthetic`, synthetic test corpus)" in e1
     assert "**inconclusive (0 seeds)**: " in e1 and SPECS["e1_attention"].published[:40] in e1
