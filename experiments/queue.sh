@@ -6,12 +6,17 @@
 # runs COMMAND (a `-m` sweep with resume=true into RUNS), under `timeout` when $deadline (epoch
 # seconds) is set, then appends one line to OUT/wall_time.txt (its first line names LABEL):
 # when, seconds, runs finished (the report's rule, seq2seq_lab/report/runs.py) of JOBS, exit
-# status, CPU, GPU, command. Reads $PY and $deadline; sets $pass_status.
+# status, CPU, GPU, command. A grid whose JOBS runs had all finished gets no pass (nothing to
+# train, and no line that would count as one). Reads $PY and $deadline; sets $pass_status.
 queue_pass() {
   local label=$1 out=$2 runs=$3 jobs=$4
   shift 4
   local start end pid limit=() finished cpu gpu
   pass_status=0
+  if [[ $jobs =~ ^[0-9]+$ ]] && [ "$(queue_finished "$runs")" = "$jobs" ]; then
+    echo "$label: all $jobs runs finished before, no pass -> $out"
+    return 0
+  fi
   start=$(date +%s)
   if [ -n "${deadline:-}" ]; then
     limit=(timeout --signal=TERM --kill-after=120 "$(( deadline - start ))s")
@@ -35,8 +40,7 @@ queue_pass() {
     pkill -KILL -g "$pid" 2> /dev/null || true
   fi
   end=$(date +%s)
-  finished=$("$PY" -c "from seq2seq_lab.report.runs import find_runs
-print(sum(run.finished for run in find_runs('$runs')[0]))" 2> /dev/null || echo '?')
+  finished=$(queue_finished "$runs")
   cpu=$("$PY" -m seq2seq_lab.record.environment 2> /dev/null || echo '?')
   gpu=$(command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name --format=csv,noheader | head -1 || echo none)
   mkdir -p "$out"
@@ -44,6 +48,12 @@ print(sum(run.finished for run in find_runs('$runs')[0]))" 2> /dev/null || echo 
     || echo "$label (resumable queue: one line per pass; the wall time is their sum)" > "$out/wall_time.txt"
   echo "pass: finished $(date -u +%Y-%m-%dT%H:%M:%SZ), wall_seconds: $(( end - start )), runs finished: $finished of $jobs, exit: $pass_status, cpu: $cpu, gpu: $gpu, command: $*" >> "$out/wall_time.txt"
   echo "$label: pass took $(( (end - start) / 60 )) min, $finished of $jobs runs finished -> $out"
+}
+
+# How many runs under RUNS have finished (the report's rule), '?' where none can be read.
+queue_finished() {
+  "$PY" -c "from seq2seq_lab.report.runs import find_runs
+print(sum(run.finished for run in find_runs('$1')[0]))" 2> /dev/null || echo '?'
 }
 
 # The epoch second at which MINUTES (the whole call's budget, may be fractional) runs out, or

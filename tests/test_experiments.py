@@ -257,6 +257,35 @@ def test_queue_does_not_begin_a_stage_with_less_than_start_minutes_left(
     assert (proc.returncode == 0) == too_late
 
 
+@pytest.mark.parametrize("finished, passes", [(2, 0), (1, 1)])
+def test_a_queue_pass_over_a_finished_grid_trains_and_records_nothing(tmp_path, finished, passes):
+    """queue.sh's queue_pass: when every one of the grid's JOBS runs had finished, the sweep
+    is not started and wall_time.txt gets no line (a 12-second pass over a finished grid used
+    to count as one more pass); with a run left it runs and records its pass."""
+    runs = tmp_path / "out" / "runs"
+    for seed in range(finished):
+        write_run(runs / str(seed), experiment="e1_attention", variant="plain", family="plain",
+                  seed=seed + 1)  # fmt: skip
+    queue = shlex.quote(str(REPO / "experiments" / "queue.sh"))
+    marker = tmp_path / "swept"
+    script = (f"source {queue}; queue_pass 'experiment: e1' {tmp_path / 'out'} {runs} 2 "
+              f"touch {marker}")  # fmt: skip
+    proc = subprocess.run(["bash", "-c", script], env={**os.environ, "PY": sys.executable},
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert marker.exists() == bool(passes)
+    wall = tmp_path / "out" / "wall_time.txt"
+    lines = wall.read_text().splitlines()[1:] if wall.exists() else []
+    assert len(lines) == passes
+    if passes:
+        assert "runs finished: 1 of 2" in lines[0]
+    else:
+        assert (
+            proc.stdout.strip()
+            == f"experiment: e1: all 2 runs finished before, no pass -> {tmp_path / 'out'}"
+        )
+
+
 def test_the_quality_search_stops_on_a_machine_of_another_cpu(tmp_path):
     """run_quality.sh's budget is 30 minutes of wall clock: on a CPU other than the finished
     runs' it stops before any pass (one line, nothing recorded, no run added)."""
