@@ -151,6 +151,15 @@ def run_train(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
             "~model: this config cannot do without model; expected another option of it instead",
         ),
         (
+            ["experiment=e1_attention", "decoding_study=null"],
+            "decoding_study=null: a group takes one of its options, not null; did you mean "
+            "decoding_study=none?",
+        ),
+        (
+            ["model=null"],
+            f"model=null: a group takes one of its options, not null; {MODELS}",
+        ),
+        (
             ["--cfg", "job", "model=lstm"],
             f"model=lstm: no such option of model; {MODELS}; did you mean model.cell=lstm?",
         ),

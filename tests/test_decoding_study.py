@@ -156,3 +156,13 @@ def test_a_run_does_the_study_after_its_test_as_a_user_types_it(tmp_path, cache_
     hypotheses = (run_dir / "hypotheses.test.txt").read_text().splitlines()
     # the test decodes with beam 2 (scale=smoke) and alpha 1 (conf/decoding/greedy.yaml)
     assert outputs["2-1"] == hypotheses
+
+
+def test_decoding_study_none_takes_the_study_off_an_experiment_that_selects_it(tmp_path):
+    """E1 selects E8's study (experiments/e1_attention/config.yaml); ``decoding_study=none``
+    gives its runs back without it (``null`` is no option on the command line)."""
+    from conftest import compose_config
+
+    e1 = ["experiment=e1_attention"]
+    assert compose_config("train", e1, tmp_path).decoding_study.widths
+    assert not compose_config("train", [*e1, "decoding_study=none"], tmp_path).decoding_study

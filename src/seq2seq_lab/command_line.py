@@ -147,9 +147,14 @@ def _check_group_override(
         )
     if override.is_sweep_override() and not multirun:
         raise ConfigError(_needs_multirun(override, command, argv))
-    if override.is_delete() or value is None:
+    if override.is_delete():
         return
     options = _options(loader, group)
+    if value is None:  # Hydra takes null for a group in a defaults list, not here
+        message = f"{override.input_line}: a group takes one of its options, not null"
+        if "none" in options:
+            raise ConfigError(f"{message}; did you mean {override.get_key_element()}=none?")
+        raise ConfigError(f"{message}; expected one of {', '.join(options)}")
     for name in _values(override) or []:
         if str(name) not in options:
             typed = override.get_key_element()
