@@ -396,6 +396,15 @@ def test_each_report_writes_the_summary_the_readme_tables_show(generated, tmp_pa
     # a report not committed yet is named, not linked; its row says the finding is as above
     assert rows[1].startswith("| E1 on synthetic_v2 | as above | not run")
     assert rows[2].startswith("| E1 on multi30k | as above | not run")
+    # a folder only some comparisons have (EXTENDING): a row where its report is, after its base
+    extended = experiments / "e1_attention" / "results" / "synthetic_v2-8k" / "e1_attention"
+    extended.mkdir(parents=True)
+    (extended / "verdict.json").write_text(path.read_text())
+    (extended / "report.md").write_text("the report\n")
+    rows = [x for x in verdict_block(experiments, tmp_path).splitlines() if x.startswith("| ")][1:]
+    assert len(rows) == 3 * len(SPECS) + 2 + 1
+    assert rows[2].startswith("| [E1 on synthetic_v2-8k](")
+    assert rows[3].startswith("| E1 on multi30k | as above | not run")
 
 
 def test_hardware_tells_apart_cpus_of_one_name_by_their_instruction_sets(tmp_path):

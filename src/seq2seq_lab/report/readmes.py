@@ -68,6 +68,10 @@ TABLE_BLOCK = re.compile(re.escape(TABLE_BEGIN) + r".*?" + re.escape(TABLE_END),
 # synthetic grid (experiments/run_cpu.sh), the five-seed grid on the task's version 2
 # (experiments/run_synthetic_v2.sh) and the Multi30k queue (experiments/run_real.sh).
 COMMITTED = ("results/synthetic", "results/synthetic_v2", "results/multi30k")
+# Folders only some comparisons have, each shown after the committed folder it extends and only
+# where a report exists: E1 again and E7 at 8,000 updates on synthetic_v2, the second stage of
+# experiments/run_synthetic_v2.sh.
+EXTENDING = {"results/synthetic_v2-8k": "results/synthetic_v2"}
 # The quality table (report/quality.py), copied from a committed quality.md into each README
 # where its markers stand (the block is never added by itself): the opening marker names the
 # report, relative to the repository root, so the README chooses which study it quotes.
@@ -228,8 +232,9 @@ def index_block() -> str:
 
 def verdict_block(experiments: Path, readme_dir: Path, short: bool = False) -> str:
     """The verdict table, its links relative to ``readme_dir``: one row per comparison and
-    committed folder; a comparison made from another's runs (``specs.readers``: the length probe,
-    which only some scales record) only where its report exists, else one row saying so.
+    committed folder, and one per folder of EXTENDING that has its report, after the folder it
+    extends; a comparison made from another's runs (``specs.readers``: the length probe, which
+    only some scales record) only where its report exists, else one row saying so.
 
     ``short``: the README's table, a few words a cell (the title without its citation and the
     data, the spec's ``headline``, the main check's difference, the outcome and its reason);
@@ -237,7 +242,12 @@ def verdict_block(experiments: Path, readme_dir: Path, short: bool = False) -> s
     entries = []
     for name, spec in [(n, s) for e in own_specs() for n, s in _with_readers(e)]:
         reports = [experiments / (spec.reads or name) / f / name / "report.md" for f in COMMITTED]
-        shown = [r for r in reports if r.is_file()] if spec.reads else reports
+        shown = [r for r in reports if r.is_file()] if spec.reads else list(reports)
+        for folder, base in EXTENDING.items():
+            report = experiments / (spec.reads or name) / folder / name / "report.md"
+            after = experiments / (spec.reads or name) / base / name / "report.md"
+            if report.is_file():
+                shown.insert(shown.index(after) + 1 if after in shown else len(shown), report)
         for i, report in enumerate(shown or reports[:1]):
             # the first row names the comparison; the next ones its other data, same finding
             folder = report.parent.parent.name
