@@ -163,6 +163,10 @@ def test_decoding_study_none_takes_the_study_off_an_experiment_that_selects_it(t
     gives its runs back without it (``null`` is no option on the command line)."""
     from conftest import compose_config
 
+    from seq2seq_lab.preflight import check_train_inputs
+
     e1 = ["experiment=e1_attention"]
     assert compose_config("train", e1, tmp_path).decoding_study.widths
-    assert not compose_config("train", [*e1, "decoding_study=none"], tmp_path).decoding_study
+    cfg = compose_config("train", [*e1, "decoding_study=none"], tmp_path)
+    assert not cfg.decoding_study
+    check_train_inputs(cfg)  # the checks before training take it as no study

@@ -45,7 +45,7 @@ def check_train_inputs(cfg: DictConfig) -> ResumePoint | None:
         DecodingSettings.from_config(to_plain(cfg.module[key]), f"module.{key}")
     DivergenceRule(**to_plain(cfg.module.divergence))
     _check_joins(cfg)
-    if cfg.get(STUDY) is not None:
+    if cfg.get(STUDY):  # an empty section (decoding_study=none) is no study, as in training
         StudySettings.from_config(to_plain(cfg[STUDY]))
     if not cfg.get("ckpt_path"):
         return None
