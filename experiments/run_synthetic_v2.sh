@@ -5,10 +5,11 @@
 # scale is its sizes/synthetic_v2.yaml; E3 and E5 are not in it (their cost: experiments/README.md).
 # Two stages, each into experiments/<name>/results/<folder>/:
 #   synthetic_v2     E1, E6, E2, E4 at the scale's budgets (E1 4,000 updates);
-#   synthetic_v2-8k  E1 again and E7 at 8,000 updates: at 4,000 E1's Bahdanau seeds had not
-#                    converged (their attention jump came at 1,200-2,800 updates:
+#   synthetic_v2-8k  E1 again, E7 and E4 again at 8,000 updates: at 4,000 E1's Bahdanau seeds
+#                    had not converged (their attention jump came at 1,200-2,800 updates:
 #                    e1_attention/NOTES.md), so E7, whose three cells are all Bahdanau models,
-#                    runs at 8,000 only; the 4,000-update E1 grid is kept as it is.
+#                    runs at 8,000 only; at 1,600 no E4 variant had (e4_norm_warmup/NOTES.md).
+#                    The first stage's E1 and E4 grids are kept as they are.
 # A job identical to a finished run of another comparison in the same folder reuses it (E1's
 # plain, Bahdanau and Transformer are E2's forward, E7's GRU and E6's sinusoidal runs), so E1
 # goes first in each stage.
@@ -28,4 +29,4 @@ fi
 # the rest of the call's MINUTES
 [ -z "$deadline" ] || export MINUTES=$(awk -v s=$(( deadline - $(date +%s) )) 'BEGIN { printf "%.2f", s / 60 }')
 SCALE=synthetic_v2 DATA=synthetic_v2-8k OVERRIDES=updates.synthetic_v2=8000 exec bash experiments/run_real.sh \
-  e1_attention e7_cells
+  e1_attention e7_cells e4_norm_warmup

@@ -69,8 +69,8 @@ TABLE_BLOCK = re.compile(re.escape(TABLE_BEGIN) + r".*?" + re.escape(TABLE_END),
 # (experiments/run_synthetic_v2.sh) and the Multi30k queue (experiments/run_real.sh).
 COMMITTED = ("results/synthetic", "results/synthetic_v2", "results/multi30k")
 # Folders only some comparisons have, each shown after the committed folder it extends and only
-# where a report exists: E1 again and E7 at 8,000 updates on synthetic_v2, the second stage of
-# experiments/run_synthetic_v2.sh.
+# where a report exists: E1 and E4 again and E7 at 8,000 updates on synthetic_v2, the second
+# stage of experiments/run_synthetic_v2.sh.
 EXTENDING = {"results/synthetic_v2-8k": "results/synthetic_v2"}
 # The quality table (report/quality.py), copied from a committed quality.md into each README
 # where its markers stand (the block is never added by itself): the opening marker names the
