@@ -46,6 +46,31 @@ def test_eval_of_the_test_split_reproduces_the_training_run(trained_run, tmp_pat
     ).read_text()
 
 
+def test_eval_studies_a_checkpoint_with_e8s_decoding_study(trained_run, tmp_path):
+    """``eval ... decoding_study=e8``: E8's study of a user's own checkpoint, printed and
+    recorded; its beam-2, alpha-1 outputs are the test's (the smoke run's test decoding)."""
+    from seq2seq_lab.analysis.decoding_study_record import read_outputs
+
+    ckpt = trained_run / "checkpoints" / "best.ckpt"
+    study = ["decoding_study=e8", "decoding_study.widths=[1,2]", "decoding_study.alphas=[0,1]",
+             "decoding_study.sentences=null", "decoding_study.exact_sentences=2",
+             "decoding_study.exact_nodes=50"]  # fmt: skip
+    proc = run_cli("eval", f"ckpt_path={ckpt}", *study, f"hydra.run.dir={tmp_path}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    record = json.loads((tmp_path / "eval_results.json").read_text())["decoding_study"]
+    assert [(r["beam"], r["alpha"]) for r in record["settings"]] == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    assert record["sentences"] == 12 and record["exact"]["sentences"] == 2
+    outputs = read_outputs(tmp_path / "decoding_study" / "outputs.json.gz")
+    assert outputs["2-1"] == (tmp_path / "hypotheses.test.txt").read_text().splitlines()
+    lines = proc.stdout.splitlines()
+    assert "decoding_study on 12 sentences (test):" in lines
+    assert any(line.startswith("exact search: ") for line in lines)
+    bad = run_cli("eval", f"ckpt_path={ckpt}", "decoding_study=e8", "decoding_study.widths=[0]",
+                  f"hydra.run.dir={tmp_path / 'bad'}")  # fmt: skip
+    assert bad.returncode != 0 and "decoding_study.widths must be integers >= 1" in bad.stderr
+    assert "Traceback" not in bad.stderr and not (tmp_path / "bad" / "eval_results.json").exists()
+
+
 def test_translate_from_stdin_and_file(trained_run, tmp_path):
     ckpt = trained_run / "checkpoints" / "best.ckpt"
     cfg = json.loads((trained_run / "results.json").read_text())["config"]

@@ -53,12 +53,14 @@ def check_train_inputs(cfg: DictConfig) -> ResumePoint | None:
 
 
 def check_eval_inputs(cfg: DictConfig) -> None:
-    """``eval``: a ``ckpt_path`` given, the ``decoding.*`` overrides and the length probe's
-    joins valid (the checkpoint itself is checked as it is loaded, the first thing eval
-    does)."""
+    """``eval``: a ``ckpt_path`` given, the ``decoding.*`` overrides, the length probe's
+    joins and the decoding study's settings valid (the checkpoint itself is checked as it is
+    loaded, the first thing eval does)."""
     _require_checkpoint(cfg)
     check_overrides(to_plain(cfg.get("decoding")) or {})
     _check_joins(cfg)
+    if cfg.get(STUDY):
+        StudySettings.from_config(to_plain(cfg[STUDY]))
 
 
 def _check_joins(cfg: DictConfig) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import lightning as L
 from omegaconf import DictConfig
 
+from seq2seq_lab.analysis.decoding_study_record import STUDY, summary_lines
 from seq2seq_lab.analysis.length_probe import PROBE
 from seq2seq_lab.checkpoint import load_checkpoint
 from seq2seq_lab.config import to_plain
@@ -22,6 +23,7 @@ from seq2seq_lab.pipeline.building import (
     with_decoding_overrides,
     write_test_outputs,
 )
+from seq2seq_lab.pipeline.decoding_study import run_decoding_study
 from seq2seq_lab.pipeline.training import run_length_probe
 from seq2seq_lab.preflight import check_eval_inputs
 from seq2seq_lab.record.environment import hardware, versions
@@ -44,7 +46,8 @@ def _eval_data_config(cfg: DictConfig, run_config: dict) -> dict:
 
 
 def evaluate(cfg: DictConfig) -> dict[str, Any]:
-    """Score a checkpoint on one split (data.split) with its own tokenizers."""
+    """Score a checkpoint on one split (data.split) with its own tokenizers; then, where asked,
+    the length probe and E8's decoding study of it."""
     quiet_third_party()
     check_eval_inputs(cfg)
     set_threads(cfg)
@@ -85,6 +88,9 @@ def evaluate(cfg: DictConfig) -> dict[str, Any]:
         joins = results[PROBE]["joins"]
         print(f"{PROBE} (greedy), BLEU by pairs joined: " + "  ".join(
             f"{k}: {joins[k]['bleu']:.2f}" for k in joins))  # fmt: skip
+    if cfg.get(STUDY):  # E8's study of this checkpoint, on the split just scored
+        results[STUDY] = run_decoding_study(module, datamodule, to_plain(cfg[STUDY]), out_dir)
+        print("\n".join(summary_lines(results[STUDY])))
     write_results(out_dir / "eval_results.json", results)
     hypotheses = out_dir / f"hypotheses.{test['split']}.txt"
     print(f"results: {out_dir / 'eval_results.json'}; hypotheses: {hypotheses}")
