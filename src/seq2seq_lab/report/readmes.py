@@ -241,11 +241,11 @@ def verdict_block(experiments: Path, readme_dir: Path, short: bool = False) -> s
     otherwise every number of the main check and the whole published finding."""
     entries = []
     for name, spec in [(n, s) for e in own_specs() for n, s in _with_readers(e)]:
-        reports = [experiments / (spec.reads or name) / f / name / "report.md" for f in COMMITTED]
+        results = experiments / (spec.reads or name)
+        reports = [results / f / name / "report.md" for f in COMMITTED]
         shown = [r for r in reports if r.is_file()] if spec.reads else list(reports)
         for folder, base in EXTENDING.items():
-            report = experiments / (spec.reads or name) / folder / name / "report.md"
-            after = experiments / (spec.reads or name) / base / name / "report.md"
+            report, after = (results / f / name / "report.md" for f in (folder, base))
             if report.is_file():
                 shown.insert(shown.index(after) + 1 if after in shown else len(shown), report)
         for i, report in enumerate(shown or reports[:1]):
