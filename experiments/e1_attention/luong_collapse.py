@@ -58,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     print("| optimiser | schedule | updates | bridge | W_m scale | collapsed | seeds: mass on the "
           "last two (argmax share, H / log S, val BLEU) |")  # fmt: skip
     print("|---|---|---:|---|---:|---:|---|")
-    for (optim, sched, updates, bridge, scale), rows in sorted(settings.items(), key=lambda item: str(item[0])):
+    for (optim, sched, updates, bridge, scale), rows in sorted(
+        settings.items(), key=lambda item: str(item[0])
+    ):
         rows.sort(key=lambda row: row[0])
         collapsed = sum(a["end_mass"] > COLLAPSED for _, a, _ in rows)
         per_seed = "; ".join(
@@ -66,8 +68,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{a['normalised_entropy']:.2f}, {bleu:.1f})"
             for seed, a, bleu in rows
         )
-        print(f"| {optim} | {sched} | {updates} | {bridge} | {scale} | {collapsed} of {len(rows)} "
-              f"| {per_seed} |")
+        print(
+            f"| {optim} | {sched} | {updates} | {bridge} | {scale} | {collapsed} of {len(rows)} "
+            f"| {per_seed} |"
+        )
     return 0
 
 

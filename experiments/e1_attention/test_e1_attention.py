@@ -117,20 +117,28 @@ def test_the_checks_read_paired_intervals_with_test_sampling(scenarios):
 
 
 def test_the_collapse_table_counts_the_seeds_over_half_the_mass_per_setting(tmp_path, capsys):
-    """luong_collapse.py: per (optimiser, bridge, W_m scale) setting, read from any number of
-    sweep directories, the seeds whose attention mass on the source's last two positions
-    exceeds 0.5."""
+    """luong_collapse.py: per (optimiser, schedule, updates, bridge, W_m scale) setting, read
+    from any number of sweep directories (one not made yet left out), the seeds whose attention
+    mass on the source's last two positions exceeds 0.5."""
     import json
 
     from report_support import write_run
 
     from experiments.e1_attention.luong_collapse import main
 
+    constant = {
+        "schedule._target_": "seq2seq_lab.optim.schedules.Constant",
+        "trainer.max_steps": 200,
+    }
     adam = {"optim._target_": "torch.optim.Adam", "optim.lr": 0.001,
-            "trainer.gradient_clip_val": 1.0}  # fmt: skip
-    sgd = {"optim._target_": "torch.optim.SGD", "optim.lr": 1.0, "trainer.gradient_clip_val": 5}
+            "trainer.gradient_clip_val": 1.0, **constant}  # fmt: skip
+    sgd = {"optim._target_": "torch.optim.SGD", "optim.lr": 1.0, "trainer.gradient_clip_val": 5,
+           **constant}  # fmt: skip
+    warmup = {**adam, "schedule._target_": "seq2seq_lab.optim.schedules.InverseSqrt",
+              "schedule.warmup_steps": 400, "trainer.max_steps": 400}  # fmt: skip
     masses = [("adam", adam, "bridge", 1.0, [0.93, 0.40]), ("adam", adam, "zero", 0.1, [0.20, 0.51]),
-              ("sgd", sgd, "bridge", 1.0, [0.10, 0.12])]  # fmt: skip
+              ("sgd", sgd, "bridge", 1.0, [0.10, 0.12]),
+              ("warmup", warmup, "bridge", 1.0, [0.63, 0.86])]  # fmt: skip
     job = 0
     for sweep, optim, bridge, scale, per_seed in masses:
         for seed, mass in enumerate(per_seed, start=1):
@@ -141,8 +149,11 @@ def test_the_collapse_table_counts_the_seeds_over_half_the_mass_per_setting(tmp_
             results["alignment"] = {"end_mass": mass, "on_end": mass, "normalised_entropy": 0.1}
             (path / "results.json").write_text(json.dumps(results))
             job += 1
-    assert main([str(tmp_path / "adam"), str(tmp_path / "sgd")]) == 0
+    sweeps = [str(tmp_path / name) for name in ("adam", "sgd", "warmup", "not-yet")]
+    assert main(sweeps) == 0
     out = capsys.readouterr().out
-    assert "| Adam 0.001, clip 1.0 | bridge | 1.0 | 1 of 2 | s1 **0.93**" in out
-    assert "| Adam 0.001, clip 1.0 | zero | 0.1 | 1 of 2 | s1 **0.20**" in out
-    assert "| SGD 1.0, clip 5 | bridge | 1.0 | 0 of 2 | s1 **0.10**" in out
+    assert "| Adam 0.001, clip 1.0 | Constant | 200 | bridge | 1.0 | 1 of 2 | s1 **0.93**" in out
+    assert "| Adam 0.001, clip 1.0 | Constant | 200 | zero | 0.1 | 1 of 2 | s1 **0.20**" in out
+    assert "| SGD 1.0, clip 5 | Constant | 200 | bridge | 1.0 | 0 of 2 | s1 **0.10**" in out
+    assert ("| Adam 0.001, clip 1.0 | InverseSqrt, warmup 400 | 400 | bridge | 1.0 | 2 of 2 "
+            "| s1 **0.63**") in out  # fmt: skip
