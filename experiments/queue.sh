@@ -1,5 +1,6 @@
-# One pass of a resumable sweep, ended cleanly at a deadline: sourced by run_real.sh and
-# run_quality.sh (not run on its own).
+# One pass of a resumable sweep, ended cleanly at a deadline, and the hand-off between a
+# script's stages: sourced by run_real.sh, run_quality.sh and the scripts that chain several
+# run_real.sh calls (run_synthetic_v2.sh, e1_attention/luong_recipe.sh); not run on its own.
 #
 #   queue_pass LABEL OUT RUNS JOBS COMMAND...
 #
@@ -68,4 +69,19 @@ queue_deadline() {
 queue_too_late() {
   [ -n "${deadline:-}" ] \
     && [ $(( deadline - $(date +%s) )) -lt "$(awk -v m="${START_MINUTES:-2}" 'BEGIN { printf "%d", m * 60 }')" ]
+}
+
+# Hand-off between a script's stages: with under START_MINUTES left before $deadline, says on
+# stderr that STAGE is not started (SCRIPT names the caller) and returns 1; otherwise exports
+# MINUTES as what is left of the call's budget (unchanged without a deadline), so the next
+# stage's run_real.sh ends at the same deadline, and returns 0.
+#   queue_next_stage run_synthetic_v2.sh synthetic_v2-8k || exit 0
+queue_next_stage() {
+  if queue_too_late; then
+    echo "$1: $2 not started: less than START_MINUTES=${START_MINUTES:-2} left of MINUTES=$MINUTES" >&2
+    return 1
+  fi
+  [ -z "${deadline:-}" ] \
+    || export MINUTES=$(awk -v s=$(( deadline - $(date +%s) )) 'BEGIN { printf "%.2f", s / 60 }')
+  return 0
 }

@@ -22,11 +22,6 @@ source experiments/queue.sh
 deadline=$(queue_deadline)
 SCALE=synthetic_v2 DATA=synthetic_v2 bash experiments/run_real.sh \
   e1_attention e6_positions_heads e2_reversal e4_norm_warmup
-if queue_too_late; then
-  echo "run_synthetic_v2.sh: synthetic_v2-8k not started: less than START_MINUTES=${START_MINUTES:-2} left of MINUTES=$MINUTES" >&2
-  exit 0
-fi
-# the rest of the call's MINUTES
-[ -z "$deadline" ] || export MINUTES=$(awk -v s=$(( deadline - $(date +%s) )) 'BEGIN { printf "%.2f", s / 60 }')
+queue_next_stage run_synthetic_v2.sh synthetic_v2-8k || exit 0
 SCALE=synthetic_v2 DATA=synthetic_v2-8k OVERRIDES=updates.synthetic_v2=8000 exec bash experiments/run_real.sh \
   e1_attention e7_cells e4_norm_warmup

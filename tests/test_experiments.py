@@ -257,6 +257,25 @@ def test_queue_does_not_begin_a_stage_with_less_than_start_minutes_left(
     assert (proc.returncode == 0) == too_late
 
 
+@pytest.mark.parametrize("left_seconds, begins", [(600, True), (60, False), (None, True)])
+def test_the_next_stage_gets_what_is_left_of_the_budget(left_seconds, begins):
+    """queue.sh's queue_next_stage: with START_MINUTES=5 it refuses a stage at one minute left
+    (naming it) and with ten minutes left exports MINUTES as those ten; without a deadline it
+    leaves MINUTES alone."""
+    setup = "" if left_seconds is None else f"deadline=$(( $(date +%s) + {left_seconds} ));"
+    queue = shlex.quote(str(REPO / "experiments" / "queue.sh"))
+    script = f"source {queue}; {setup} queue_next_stage caller.sh stage-b && echo $MINUTES"
+    env = {**os.environ, "START_MINUTES": "5", "MINUTES": "170"}
+    proc = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+    assert (proc.returncode == 0) == begins
+    if not begins:
+        assert "caller.sh: stage-b not started" in proc.stderr
+    elif left_seconds is None:
+        assert proc.stdout.strip() == "170"
+    else:
+        assert 9.9 <= float(proc.stdout) <= 10.0
+
+
 @pytest.mark.parametrize("finished, passes", [(2, 0), (1, 1)])
 def test_a_queue_pass_over_a_finished_grid_trains_and_records_nothing(tmp_path, finished, passes):
     """queue.sh's queue_pass: when every one of the grid's JOBS runs had finished, the sweep

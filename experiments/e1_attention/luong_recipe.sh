@@ -22,11 +22,7 @@ common='model=luong length_probe=[] decoding_study=none'
 DATA=multi30k-luong-scaled \
 OVERRIDES="$common model.attention.scaled=true variant=luong_scaled" \
   bash experiments/run_real.sh e1_attention
-if queue_too_late; then
-  echo "luong_recipe.sh: multi30k-luong-sgd not started: less than START_MINUTES=${START_MINUTES:-2} left of MINUTES=$MINUTES" >&2
-  exit 0
-fi
-[ -z "$deadline" ] || export MINUTES=$(awk -v s=$(( deadline - $(date +%s) )) 'BEGIN { printf "%.2f", s / 60 }')
+queue_next_stage luong_recipe.sh multi30k-luong-sgd || exit 0
 DATA=multi30k-luong-sgd \
 OVERRIDES="$common optim=sgd optim.lr=1.0 trainer.gradient_clip_val=5 variant=luong_sgd" \
   exec bash experiments/run_real.sh e1_attention
