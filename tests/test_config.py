@@ -320,3 +320,27 @@ def test_the_grid_with_command_line_overrides_is_the_one_hydras_sweeper_launches
     assert len(settings(grid)) * max(1, len(seeds(grid))) == len(batch)
     without_seed = {tuple(sorted(o for o in job if not o.startswith(f"{SEED}="))) for job in batch}
     assert without_seed == {tuple(sorted(job)) for job in settings(grid)}
+
+
+def test_a_comparisons_family_file_sets_that_family_at_that_scale_only(tmp_path, monkeypatch):
+    """experiments/<name>/families/<model>_<scale>.yaml (the group experiment_family): read after
+    the comparison's config for that model at that scale, and for no other model or scale."""
+    folder = tmp_path / "lab" / "my_families"
+    (folder / experiment_folders.FAMILIES).mkdir(parents=True)
+    (folder / experiment_folders.CONFIG).write_text(
+        "# @package _global_\nexperiment_name: my_families\nvariant: ${hydra:runtime.choices.model}\n"
+    )
+    (folder / experiment_folders.FAMILIES / "luong_smoke.yaml").write_text(
+        "# @package _global_\nmodel:\n  attention:\n    scaled: true\nvariant: luong_scaled\n"
+    )
+    monkeypatch.setenv(experiment_folders.ENV, str(tmp_path / "lab"))
+
+    def composed(model, scale):
+        overrides = ["experiment=my_families", f"model={model}", f"scale={scale}"]
+        return compose_config("train", overrides, tmp_path)
+
+    luong = composed("luong", "smoke")
+    assert luong.model.attention.scaled is True and luong.variant == "luong_scaled"
+    elsewhere = composed("luong", "synthetic")
+    assert elsewhere.model.attention.scaled is False and elsewhere.variant == "luong"
+    assert "attention" not in composed("plain", "smoke").model

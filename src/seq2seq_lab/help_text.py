@@ -18,7 +18,7 @@ from seq2seq_lab.command_line import INTERNAL
 
 # Not listed as groups: those chosen from other choices (``${model}_${scale}``), never by hand;
 # Hydra's root group; the experiments (listed with their titles) and their variants
-HIDDEN = ("model_size", "data_size", "experiment_size", "hydra", "experiment")
+HIDDEN = ("model_size", "data_size", "experiment_size", "experiment_family", "hydra", "experiment")
 
 
 def experiment_title(folder: Path) -> str:

@@ -1,6 +1,6 @@
 """Hydra finds the comparisons' configs in their experiment folders (experiments/<name>/:
 seq2seq_lab.experiment_folders): a config source for the ``experiments://`` scheme that serves
-the groups ``experiment`` and ``experiment_size`` from a root of experiment folders, and a
+the groups ``experiment``, ``experiment_size`` and ``experiment_family`` from a root of experiment folders, and a
 search-path plugin that adds every root. Hydra discovers both by scanning ``hydra_plugins``."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ SCHEME = "experiments"
 class ExperimentFolders(ConfigSource):
     """``experiments://<root>``: experiment/<name> -> <root>/<name>/config.yaml,
     experiment/<name>/<v> -> variants/<v>.yaml, experiment_size/<name>_<scale> ->
-    sizes/<scale>.yaml."""
+    sizes/<scale>.yaml, experiment_family/<name>_<model>_<scale> -> families/<model>_<scale>.yaml."""
 
     @staticmethod
     def scheme() -> str:
