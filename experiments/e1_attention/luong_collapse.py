@@ -1,13 +1,19 @@
-"""The table of Luong's collapse study (luong_collapse.sh): per setting (optimiser, learning-rate
-schedule, updates, bridge, W_m's initial scale), the seeds whose attention collapsed onto the
-source's end at the setting's last update, that is whose mean attention mass on the source's last two positions (its last word
-and EOS) exceeds COLLAPSED, and per seed that mass, the share of target tokens attending most
-there, the attention entropy and the greedy validation BLEU.
+"""The table of Luong's collapse study (luong_collapse.sh) and of E1's Luong recipe
+(luong_recipe.sh): per setting (optimiser, learning-rate schedule, updates, score, bridge, W_m's
+initial scale), the seeds whose attention collapsed onto the source's end at the setting's last
+update, that is whose mean attention mass on the source's last two positions (its last word and
+EOS) exceeds COLLAPSED, the mean over seeds of the best validation BLEU (the recipe's rule reads
+it), and per seed that mass, the share of target tokens attending most there, the attention
+entropy and the BLEU of the split the run was tested on (the collapse study's: greedy on
+validation; the recipe's: test2016, beam 5).
 
     python experiments/e1_attention/luong_collapse.py \
         experiments/e1_attention/results/multi30k-luong-collapse/runs \
         experiments/e1_attention/results/multi30k-luong-collapse-sgd/runs \
         experiments/e1_attention/results/multi30k-luong-collapse-warmup/runs
+    python experiments/e1_attention/luong_collapse.py \
+        experiments/e1_attention/results/multi30k-luong-scaled/runs \
+        experiments/e1_attention/results/multi30k-luong-sgd/runs
 """
 
 from __future__ import annotations
@@ -37,6 +43,12 @@ def schedule(run: Run) -> str:
     return f"{name}, warmup {warmup}" if warmup else name
 
 
+def score(run: Run) -> str:
+    """``general`` (Luong's) or ``general / sqrt(d)`` (model.attention.scaled)."""
+    name = str(run.config_value("model.attention.score", "general"))
+    return f"{name} / sqrt(d)" if run.config_value("model.attention.scaled") else name
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", help="the study's sweep directories")
@@ -51,26 +63,30 @@ def main(argv: list[str] | None = None) -> int:
             if not run.finished or not alignment:
                 continue
             key = (optimiser(run), schedule(run), run.config_value("trainer.max_steps"),
-                   run.config_value("model.bridge"),
+                   score(run), run.config_value("model.bridge"),
                    run.config_value("model.attention.init_scale"))  # fmt: skip
-            settings[key].append((run.seed, alignment, run.score("bleu")))
+            best = (run.results.get("training") or {}).get("best_val_bleu")
+            settings[key].append((run.seed, alignment, run.score("bleu"), best))
     print(f"Collapsed: mass on the last two source positions > {COLLAPSED} at the last update.\n")
-    print("| optimiser | schedule | updates | bridge | W_m scale | collapsed | seeds: mass on the "
-          "last two (argmax share, H / log S, val BLEU) |")  # fmt: skip
-    print("|---|---|---:|---|---:|---:|---|")
-    for (optim, sched, updates, bridge, scale), rows in sorted(
+    print("| optimiser | schedule | updates | score | bridge | W_m scale | collapsed "
+          "| best val BLEU, mean | seeds: mass on the last two (argmax share, H / log S, "
+          "BLEU) |")  # fmt: skip
+    print("|---|---|---:|---|---|---:|---:|---:|---|")
+    for (optim, sched, updates, kind, bridge, scale), rows in sorted(
         settings.items(), key=lambda item: str(item[0])
     ):
         rows.sort(key=lambda row: row[0])
-        collapsed = sum(a["end_mass"] > COLLAPSED for _, a, _ in rows)
+        collapsed = sum(a["end_mass"] > COLLAPSED for _, a, _, _ in rows)
+        bests = [best for *_, best in rows if best is not None]
+        mean_best = f"{sum(bests) / len(bests):.2f}" if bests else "?"
         per_seed = "; ".join(
             f"s{seed} **{a['end_mass']:.2f}** ({a['on_end']:.2f}, "
             f"{a['normalised_entropy']:.2f}, {bleu:.1f})"
-            for seed, a, bleu in rows
+            for seed, a, bleu, _ in rows
         )
         print(
-            f"| {optim} | {sched} | {updates} | {bridge} | {scale} | {collapsed} of {len(rows)} "
-            f"| {per_seed} |"
+            f"| {optim} | {sched} | {updates} | {kind} | {bridge} | {scale} "
+            f"| {collapsed} of {len(rows)} | {mean_best} | {per_seed} |"
         )
     return 0
 

@@ -117,9 +117,10 @@ def test_the_checks_read_paired_intervals_with_test_sampling(scenarios):
 
 
 def test_the_collapse_table_counts_the_seeds_over_half_the_mass_per_setting(tmp_path, capsys):
-    """luong_collapse.py: per (optimiser, schedule, updates, bridge, W_m scale) setting, read
-    from any number of sweep directories (one not made yet left out), the seeds whose attention
-    mass on the source's last two positions exceeds 0.5."""
+    """luong_collapse.py: per (optimiser, schedule, updates, score, bridge, W_m scale) setting,
+    read from any number of sweep directories (one not made yet left out), the seeds whose
+    attention mass on the source's last two positions exceeds 0.5, and the mean best validation
+    BLEU the recipe's rule reads."""
     import json
 
     from report_support import write_run
@@ -136,24 +137,32 @@ def test_the_collapse_table_counts_the_seeds_over_half_the_mass_per_setting(tmp_
            **constant}  # fmt: skip
     warmup = {**adam, "schedule._target_": "seq2seq_lab.optim.schedules.InverseSqrt",
               "schedule.warmup_steps": 400, "trainer.max_steps": 400}  # fmt: skip
+    scaled = {**adam, "model.attention.scaled": True}
     masses = [("adam", adam, "bridge", 1.0, [0.93, 0.40]), ("adam", adam, "zero", 0.1, [0.20, 0.51]),
               ("sgd", sgd, "bridge", 1.0, [0.10, 0.12]),
-              ("warmup", warmup, "bridge", 1.0, [0.63, 0.86])]  # fmt: skip
+              ("warmup", warmup, "bridge", 1.0, [0.63, 0.86]),
+              ("scaled", scaled, "bridge", 1.0, [0.13, 0.15])]  # fmt: skip
     job = 0
     for sweep, optim, bridge, scale, per_seed in masses:
         for seed, mass in enumerate(per_seed, start=1):
             config = {"model.bridge": bridge, "model.attention.init_scale": scale, **optim}
             path = write_run(tmp_path / sweep / str(job), experiment="e1_attention",
-                             variant="luong", family="luong", seed=seed, bleu=3.0, config=config)  # fmt: skip
+                             variant="luong", family="luong", seed=seed, bleu=3.0, config=config,
+                             best_val_bleu=30.0 + seed)  # fmt: skip
             results = json.loads((path / "results.json").read_text())
             results["alignment"] = {"end_mass": mass, "on_end": mass, "normalised_entropy": 0.1}
             (path / "results.json").write_text(json.dumps(results))
             job += 1
-    sweeps = [str(tmp_path / name) for name in ("adam", "sgd", "warmup", "not-yet")]
+    sweeps = [str(tmp_path / name) for name in ("adam", "sgd", "warmup", "scaled", "not-yet")]
     assert main(sweeps) == 0
     out = capsys.readouterr().out
-    assert "| Adam 0.001, clip 1.0 | Constant | 200 | bridge | 1.0 | 1 of 2 | s1 **0.93**" in out
-    assert "| Adam 0.001, clip 1.0 | Constant | 200 | zero | 0.1 | 1 of 2 | s1 **0.20**" in out
-    assert "| SGD 1.0, clip 5 | Constant | 200 | bridge | 1.0 | 0 of 2 | s1 **0.10**" in out
-    assert ("| Adam 0.001, clip 1.0 | InverseSqrt, warmup 400 | 400 | bridge | 1.0 | 2 of 2 "
-            "| s1 **0.63**") in out  # fmt: skip
+    adam_row = "| Adam 0.001, clip 1.0 | Constant | 200 | general |"
+    assert f"{adam_row} bridge | 1.0 | 1 of 2 | 31.50 | s1 **0.93**" in out
+    assert f"{adam_row} zero | 0.1 | 1 of 2 | 31.50 | s1 **0.20**" in out
+    assert (
+        "| SGD 1.0, clip 5 | Constant | 200 | general | bridge | 1.0 | 0 of 2 | 31.50 | s1 **0.10**"
+        in out
+    )
+    assert ("| Adam 0.001, clip 1.0 | InverseSqrt, warmup 400 | 400 | general | bridge | 1.0 "
+            "| 2 of 2 | 31.50 | s1 **0.63**") in out  # fmt: skip
+    assert "| general / sqrt(d) | bridge | 1.0 | 0 of 2 | 31.50 | s1 **0.13**" in out
