@@ -9,14 +9,18 @@
 #                                    target tokens/s, GPU utilisation sampled by nvidia-smi
 #   time_to_bleu  time_to_bleu.json  the Transformer recipe on Multi30k, greedy test2016 BLEU
 #                                    every 30 s of training clock, seconds to 35 and 38 BLEU
-#   grid          grid.json          the E4 Multi30k grid, jobs side by side on the one GPU,
-#                 grid.tar.gz        for the time left (runs and report, without checkpoints)
+#   grid          grid.json          a real-data grid at the multi30k scale (GRID_EXPERIMENT,
+#                 grid.tar.gz        default E4's; GRID_OVERRIDES added to its runs), jobs side
+#                                    by side on the one GPU, for the time left (runs and
+#                                    report, without checkpoints)
 # and summary.txt, the table printed at the end; check.log is the whole console.
 #
 #   bash experiments/gpu/check.sh prepare        # here, before: data and wheels into the checkout
 #   bash experiments/gpu/check.sh --out "$OUT"   # on the GPU machine (one `run` call)
 #   bash experiments/gpu/check.sh --dry-run --out DIR   # every step at a toy size on the CPU
 #   STEPS=grid bash experiments/gpu/check.sh --out "$OUT"  # only some steps (comma-separated)
+#   STEPS=grid GRID_EXPERIMENT=e1_attention GRID_OVERRIDES=updates.multi30k=4000 \
+#     bash experiments/gpu/check.sh --out "$OUT"          # another comparison's grid
 #
 # A failed step is recorded as failed and the next one starts: `set -e` stops nothing inside a
 # step, whose status is read explicitly.
@@ -95,6 +99,7 @@ SMI=${NVIDIA_SMI:-nvidia-smi}  # a test replaces it with a fake that answers as 
 # The call's limit is 600 s including the transfer back: the steps share BUDGET seconds, each
 # capped (a slow step must not eat the next ones) and each cut at what is left of BUDGET less
 # RESERVE, which the summary and the grid's tarball need.
+GRID_EXPERIMENT=${GRID_EXPERIMENT:-e4_norm_warmup}
 if [ "$mode" = dry ]; then
   BUDGET=${BUDGET:-300}; ACC=cpu; THREADS=1
   TESTS_CAP=60; THROUGHPUT_CAP=90; BLEU_CAP=90
@@ -106,8 +111,12 @@ if [ "$mode" = dry ]; then
                    --seconds 1 --first-pairs 8)
   # a target of 0 BLEU: the first mark reaches it, so the dry run takes the stopping path
   BLEU_MINUTES=0.005,0.3; BLEU_STOP=0; BLEU_ARGS=(--first-pairs 8)
+  # E4's grid cut to one setting; another comparison's whole grid at smoke
+  dry_cut=""
+  [ "$GRID_EXPERIMENT" = e4_norm_warmup ] \
+    && dry_cut="model.norm=pre schedule.linear_warmup=true optim.lr=1e-3 model.encoder_layers=1 "
   GRID=(SCALE=smoke DATA=gpu-dry-run JOBS=1 THREADS=1
-        "OVERRIDES=model.norm=pre schedule.linear_warmup=true optim.lr=1e-3 model.encoder_layers=1 trainer.accelerator=cpu")
+        "OVERRIDES=${dry_cut}trainer.accelerator=cpu${GRID_OVERRIDES:+ $GRID_OVERRIDES}")
   GRID_RESULTS=$WORK/experiments
 else
   BUDGET=${BUDGET:-560}; ACC=gpu; THREADS=4  # CPU threads feed the GPU: 16 cores there
@@ -124,8 +133,9 @@ else
   # mark's eval fit BLEU_CAP
   BLEU_MINUTES=${BLEU_MINUTES:-0.5,1,1.5,2,2.5}; BLEU_STOP=${BLEU_STOP:-38}; BLEU_ARGS=()
   # the real-data grid at its multi30k scale, into its own results folder beside the CPU
-  # grid's (experiments/e4_norm_warmup/results/multi30k-gpu/): GPU runs are not CPU runs
-  GRID=(SCALE=multi30k DATA=multi30k-gpu "JOBS=${GRID_JOBS:-6}" THREADS=1 OVERRIDES=trainer.accelerator=gpu)
+  # grid's (experiments/<name>/results/multi30k-gpu/): GPU runs are not CPU runs
+  GRID=(SCALE=multi30k DATA=multi30k-gpu "JOBS=${GRID_JOBS:-6}" THREADS=1
+        "OVERRIDES=trainer.accelerator=gpu${GRID_OVERRIDES:+ $GRID_OVERRIDES}")
   GRID_RESULTS=$REPO/experiments
 fi
 RESERVE=${RESERVE:-20}
@@ -202,22 +212,22 @@ if wanted time_to_bleu && ! too_late time_to_bleu 30; then
     --log "$WORK/time_to_bleu.log" --result "$WORK/ttb/time_to_bleu.json" --targets 35,38
 fi
 
-# e. the E4 grid for the time left: run_real.sh's resumable queue, its MINUTES the time left
+# e. the grid (GRID_EXPERIMENT) for the time left: run_real.sh's resumable queue, its MINUTES the time left
 # (it ends the runs cleanly, records them "interrupted" and writes the report of the rest)
 if wanted grid && ! too_late grid 90; then
   # run_real.sh's deadline 45 s before the step's: after it, the runs get SIGTERM and up to a
   # minute to record themselves (queue.sh), most take seconds; the report comes after
   minutes=$(awk -v s="$(( $(left) - 45 ))" 'BEGIN { printf "%.2f", s / 60 }')
   data=$(printf '%s\n' "${GRID[@]}" | sed -n 's/^DATA=//p')
-  grid_out=$GRID_RESULTS/e4_norm_warmup/results/$data
+  grid_out=$GRID_RESULTS/$GRID_EXPERIMENT/results/$data
   mkdir -p "$GRID_RESULTS"  # run_real.sh looks for the other grids' runs under it
   run_step grid $(( $(left) )) env "${GRID[@]}" "MINUTES=$minutes" "RESULTS=$GRID_RESULTS" \
-    START_MINUTES=0 bash experiments/run_real.sh e4_norm_warmup
+    START_MINUTES=0 bash experiments/run_real.sh "$GRID_EXPERIMENT"
   # the runs and their report travel back as one file: no checkpoints (too big to come back)
   # nor figures (regenerate_reports.sh draws them again from the runs)
   if [ -d "$grid_out" ]; then
     tar -czf "$OUT/grid.tar.gz" --exclude='*.ckpt' --exclude='*.png' \
-      -C "$GRID_RESULTS" "e4_norm_warmup/results/$data" || rc=$?
+      -C "$GRID_RESULTS" "$GRID_EXPERIMENT/results/$data" || rc=$?
   fi
   record grid --rc "$rc" --seconds "$seconds" --limit "$limit" --log "$WORK/grid.log" \
     --runs "$grid_out/runs"
