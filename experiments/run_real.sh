@@ -30,13 +30,16 @@
 # Two jobs at a time with one thread each (JOBS=2; on a 2-core CPU ~1.8x the throughput of
 # one job with two threads); JOBS=1 THREADS=1 runs a grid on one core while another grid has the
 # other. OVERRIDES adds Hydra overrides to every run; DATA names the
-# results directory (default multi30k, the scale's corpus).
+# results directory (default multi30k, the scale's corpus); REUSE_DATA names the results
+# directory whose other grids' runs a job may reuse (default DATA: a grid whose OVERRIDES move
+# only some of its settings onto another grid's reuses that grid's runs from their folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source experiments/python.sh
 JOBS=${JOBS:-2}
 SCALE=${SCALE:-multi30k}
 DATA=${DATA:-multi30k}
+REUSE_DATA=${REUSE_DATA:-$DATA}
 RESULTS=${RESULTS:-experiments}
 read -r -a EXTRA <<< "${OVERRIDES:-}"
 THREADS=${THREADS:-$(( JOBS > 1 ? 1 : 2 ))}
@@ -67,7 +70,7 @@ for name in "$@"; do
   runs="$out/runs"
   # the other grids' runs on this data: a job identical to one of theirs reuses it
   # (seq2seq_lab/record/run_reuse.py) instead of training it again
-  others=$(find "$RESULTS" -mindepth 4 -maxdepth 4 -path "*/results/$DATA/runs" -type d \
+  others=$(find "$RESULTS" -mindepth 4 -maxdepth 4 -path "*/results/$REUSE_DATA/runs" -type d \
              ! -path "$RESULTS/$name/*" -printf "'%p'\n" 2> /dev/null | sort | paste -sd, -)
   command=("$PY" -m seq2seq_lab.train -m "experiment=$name" "scale=$SCALE" resume=true
            hydra/launcher=joblib "hydra.launcher.n_jobs=$JOBS" "threads=$THREADS"

@@ -3,13 +3,18 @@
 # task, five seeds a variant), as a resumable queue (run_real.sh: run again to continue, MINUTES
 # ends the call cleanly, JOBS and THREADS as there). Each comparison's cut of its grid at this
 # scale is its sizes/synthetic_v2.yaml; E3 and E5 are not in it (their cost: experiments/README.md).
-# Two stages, each into experiments/<name>/results/<folder>/:
-#   synthetic_v2     E1, E6, E2, E4 at the scale's budgets (E1 4,000 updates);
-#   synthetic_v2-8k  E1 again, E7 and E4 again at 8,000 updates: at 4,000 E1's Bahdanau seeds
-#                    had not converged (their attention jump came at 1,200-2,800 updates:
-#                    e1_attention/NOTES.md), so E7, whose three cells are all Bahdanau models,
-#                    runs at 8,000 only; at 1,600 no E4 variant had (e4_norm_warmup/NOTES.md).
-#                    The first stage's E1 and E4 grids are kept as they are.
+# Three stages, each into experiments/<name>/results/<folder>/:
+#   synthetic_v2       E1, E6, E2, E4 at the scale's budgets (E1 4,000 updates);
+#   synthetic_v2-8k    E1 again and E7 at 8,000 updates: at 4,000 E1's Bahdanau seeds had not
+#                      converged (their attention jump came at 1,200-2,800 updates:
+#                      e1_attention/NOTES.md), so E7, whose three cells are all Bahdanau
+#                      models, runs at 8,000 only;
+#   synthetic_v2-lr3e-3  E4 at the scale's Transformer lr (3e-3) and 4,000 updates, where E1's
+#                      pre-LN Transformer with warmup converged (its five runs are reused): at
+#                      lr 1e-3 no E4 variant had converged by 1,600, nor post-LN with warmup by
+#                      8,000 (the two runs of an 8,000-update E4 grid stay in synthetic_v2-8k;
+#                      e4_norm_warmup/NOTES.md).
+#                      The first stage's E1 and E4 grids are kept as they are.
 # A job identical to a finished run of another comparison in the same folder reuses it (E1's
 # plain, Bahdanau and Transformer are E2's forward, E7's GRU and E6's sinusoidal runs), so E1
 # goes first in each stage.
@@ -23,5 +28,9 @@ deadline=$(queue_deadline)
 SCALE=synthetic_v2 DATA=synthetic_v2 bash experiments/run_real.sh \
   e1_attention e6_positions_heads e2_reversal e4_norm_warmup
 queue_next_stage run_synthetic_v2.sh synthetic_v2-8k || exit 0
-SCALE=synthetic_v2 DATA=synthetic_v2-8k OVERRIDES=updates.synthetic_v2=8000 exec bash experiments/run_real.sh \
-  e1_attention e7_cells e4_norm_warmup
+SCALE=synthetic_v2 DATA=synthetic_v2-8k OVERRIDES=updates.synthetic_v2=8000 bash experiments/run_real.sh \
+  e1_attention e7_cells
+queue_next_stage run_synthetic_v2.sh synthetic_v2-lr3e-3 || exit 0
+SCALE=synthetic_v2 DATA=synthetic_v2-lr3e-3 REUSE_DATA=synthetic_v2 \
+  OVERRIDES="e4_lrs.synthetic_v2=3e-3 updates.synthetic_v2=4000" exec bash experiments/run_real.sh \
+  e4_norm_warmup
