@@ -212,9 +212,12 @@ def test_e5_sweeps_d_k_through_the_heads_at_one_d_model(scale, tmp_path):
     """E5 varies d_k alone: every job of the grid has the scale's one d_model, heads x d_k =
     d_model in every attention layer of its network, and the same number of parameters (built
     on the meta device: shapes only, no memory or initialisation; one vocabulary, which
-    multi30k's tied embeddings need)."""
+    multi30k's tied embeddings need). The experiment's own head axis, whatever heads a scale's
+    cut keeps (sizes/<scale>.yaml; that it keeps the main check's: test_report_experiment_configs)."""
     base = ["experiment=e5_scaling", f"scale={scale}"]
-    jobs = settings(axes(compose_experiment("e5_scaling", scale)))
+    own = OmegaConf.load(experiment_folders.folder("e5_scaling") / experiment_folders.CONFIG)
+    heads = f"model.heads={own.hydra.sweeper.params['model.heads']}"
+    jobs = settings(axes(compose_experiment("e5_scaling", scale), [heads]))
     d_models, d_ks, sizes = set(), set(), set()
     for job in jobs:
         cfg = compose_config("train", base + job, tmp_path)
