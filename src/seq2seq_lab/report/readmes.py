@@ -68,10 +68,13 @@ TABLE_BLOCK = re.compile(re.escape(TABLE_BEGIN) + r".*?" + re.escape(TABLE_END),
 # synthetic grid (experiments/run_cpu.sh), the five-seed grid on the task's version 2
 # (experiments/run_synthetic_v2.sh) and the Multi30k queue (experiments/run_real.sh).
 COMMITTED = ("results/synthetic", "results/synthetic_v2", "results/multi30k")
-# Folders only some comparisons have, each shown after the committed folder it extends and only
-# where a report exists: E1 and E4 again and E7 at 8,000 updates on synthetic_v2, the second
-# stage of experiments/run_synthetic_v2.sh.
-EXTENDING = {"results/synthetic_v2-8k": "results/synthetic_v2"}
+# Folders only some comparisons have, each shown after the folder it extends and only where a
+# report exists: the later stages of experiments/run_synthetic_v2.sh (E1 and E7 at 8,000
+# updates, E4 at the scale's lr).
+EXTENDING = {
+    "results/synthetic_v2-8k": "results/synthetic_v2",
+    "results/synthetic_v2-lr3e-3": "results/synthetic_v2-8k",
+}
 # The quality table (report/quality.py), copied from a committed quality.md into each README
 # where its markers stand (the block is never added by itself): the opening marker names the
 # report, relative to the repository root, so the README chooses which study it quotes.
