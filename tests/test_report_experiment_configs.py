@@ -17,7 +17,8 @@ from seq2seq_lab.checkout import EXPERIMENTS_DIR
 from seq2seq_lab.checkpoint import family_of
 from seq2seq_lab.config import instantiate
 from seq2seq_lab.errors import ConfigError
-from seq2seq_lab.report.grid import axes, compose_experiment, settings
+from seq2seq_lab.report.assessment import assess
+from seq2seq_lab.report.grid import axes, compose_experiment, grid_settings, settings
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Comparison
 from seq2seq_lab.report.specs import own_specs
@@ -130,3 +131,23 @@ def test_every_job_of_the_grid_builds_its_network_at_every_scale(experiment, sca
             instantiate(model, key="model", src_vocab_size=64, tgt_vocab_size=64)
         except ConfigError as error:
             pytest.fail(f"{' '.join(base + job)}: {error}")
+
+
+def test_a_grid_moved_by_a_queues_overrides_is_checked_against_what_its_runs_swept(tmp_path):
+    """run_synthetic_v2.sh's third stage gives E4 `e4_lrs.synthetic_v2=3e-3`: the report
+    expects the settings those runs were swept over (lr 0.003), not the config's lr 1e-3, and
+    finds none missing; without the shared overrides every setting would be."""
+    moved = ["e4_lrs.synthetic_v2=0.003", "updates.synthetic_v2=4000"]
+    base = ["experiment=e4_norm_warmup", "scale=synthetic_v2"]
+    swept = settings(axes(compose_experiment("e4_norm_warmup", "synthetic_v2", moved)))
+    jobs = [base + job + moved for job in swept]
+    runs = [job_run(job, tmp_path / str(i), bleu=60.0 + i) for i, job in enumerate(jobs)]
+    for run in runs:
+        run.results["scale"] = "synthetic_v2"
+    assessment = assess("e4_norm_warmup", runs, tmp_path)
+    assert {s for job in assessment.comparison.grid for s in job if "optim.lr" in s} == {
+        "optim.lr=0.003"
+    }
+    assert assessment.comparison.missing_settings() == []
+    unmoved = grid_settings("e4_norm_warmup", "synthetic_v2")
+    assert unmoved and all("optim.lr=0.001" in job for job in unmoved)

@@ -35,7 +35,9 @@ def assess(
     comparison that reads them: ``specs.readers``)."""
     spec = spec or spec_for(name)
     scales = {run.scale for run in runs}
-    grid = grid_settings(name, scales.pop()) if len(scales) == 1 and spec.checks else None
+    made_with = [run.overrides for run in runs if run.finished]
+    one_scale = len(scales) == 1 and spec.checks
+    grid = grid_settings(name, scales.pop(), made_with) if one_scale else None
     comparison = Comparison(spec, runs, grid=grid)
     contrasts = {(id(a), id(b)): (a, b) for a, b in spec.contrasts(comparison)}.values()
     tests = [difference(a, b) for a, b in contrasts]

@@ -37,13 +37,14 @@ class Axis:
     values: tuple[str, ...]  # the values at the composed scale
 
 
-def compose_experiment(name: str, scale: str) -> DictConfig:
-    """The config ``python -m seq2seq_lab.train -m experiment=<name> scale=<scale>`` composes,
-    Hydra node included and set as the current Hydra config (runtime choices resolve)."""
+def compose_experiment(name: str, scale: str, overrides: Sequence[str] = ()) -> DictConfig:
+    """The config ``python -m seq2seq_lab.train -m experiment=<name> scale=<scale> OVERRIDES``
+    composes, Hydra node included and set as the current Hydra config (runtime choices
+    resolve)."""
     GlobalHydra.instance().clear()
     with initialize_config_dir(CONF_DIR, version_base="1.3"):
-        overrides = [f"experiment={name}", f"scale={scale}"]
-        cfg = compose("train", overrides=overrides, return_hydra_config=True)
+        given = [f"experiment={name}", f"scale={scale}", *overrides]
+        cfg = compose("train", overrides=given, return_hydra_config=True)
     HydraConfig.instance().set_config(cfg)
     return cfg
 
@@ -80,11 +81,34 @@ def seeds(grid: list[Axis]) -> tuple[str, ...]:
     return next((a.values for a in grid if a.key == SEED), ())
 
 
-def grid_settings(name: str, scale: str | None) -> list[list[str]] | None:
+def grid_settings(
+    name: str, scale: str | None, made_with: Sequence[Sequence[str]] = ()
+) -> list[list[str]] | None:
     """The settings (override lists, seed excluded) of experiment ``name``'s grid at
-    ``scale``; None when there is no such experiment config or scale to compose."""
+    ``scale``; None when there is no such experiment config or scale to compose.
+
+    ``made_with``: each run's recorded overrides. What every run was given besides its own
+    setting (a queue's OVERRIDES, such as ``e4_lrs.synthetic_v2=3e-3``, which moves a swept
+    value) is composed in, as the sweep composed it."""
     if scale is None or name not in experiment_folders.experiments():
         return None
     if not (Path(CONF_DIR) / "scale" / f"{scale}.yaml").is_file():
         return None
-    return settings(axes(compose_experiment(name, scale)))
+    return settings(axes(compose_experiment(name, scale, shared_overrides(made_with))))
+
+
+def shared_overrides(made_with: Sequence[Sequence[str]]) -> list[str]:
+    """The overrides every one of ``made_with`` holds (in the first's order), less the
+    experiment and scale (composed anyway), the seed and ``hydra.*``. A swept key's value
+    that every run shares changes nothing: the axes are read from the sweeper's params."""
+    if not made_with:
+        return []
+    first, *rest = made_with
+    fixed = ("experiment", "scale", SEED)
+    return [
+        o
+        for o in first
+        if all(o in other for other in rest)
+        and o.split("=", 1)[0].lstrip("~+") not in fixed
+        and not o.startswith(("hydra.", "hydra/"))
+    ]
