@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from report_support import write_run
 
-from seq2seq_lab.added_settings import added_overrides, before, with_added_settings
+from seq2seq_lab.added_settings import added_overrides, before, remake_note, with_added_settings
 from seq2seq_lab.report.commands import sweep_command
 from seq2seq_lab.report.runs import find_runs
 
@@ -17,9 +17,36 @@ def test_an_old_transformer_record_gets_the_xavier_scheme_it_was_made_with():
     assert added_overrides({"model": {"_target_": TRANSFORMER}}) == ["model.init=xavier"]
     assert added_overrides({"model": {"_target_": TRANSFORMER, "init": "paper"}}) == []
     luong = "seq2seq_lab.models.recurrent.luong.LuongNetwork"
-    assert added_overrides({"model": {"_target_": luong}}) == []
+    assert added_overrides({"model": {"_target_": luong, "attention": {"scaled": False}}}) == []
     assert added_overrides({}) == []  # no recorded config: nothing to infer
     assert before("model.init") == "xavier"
+
+
+def test_e1s_luong_runs_before_its_multi30k_family_file_get_the_unscaled_score():
+    """E1 scales Luong's score at multi30k (families/luong_multi30k.yaml): the command of an
+    E1 Luong run at multi30k made with Luong's unscaled score, recorded without the option or
+    with it at false, names it; a scaled run, another scale or comparison gets nothing."""
+    luong = {"_target_": "seq2seq_lab.models.recurrent.luong.LuongNetwork"}
+
+    def record(experiment="e1_attention", **attention):
+        return {"experiment_name": experiment, "model": {**luong, "attention": attention}}
+
+    unscaled = "model.attention.scaled=false"
+    assert with_added_settings(["model=luong", "seed=1"], record(), "multi30k") == [
+        "model=luong",
+        "seed=1",
+        unscaled,
+    ]
+    assert added_overrides(record(scaled=False), "multi30k") == [unscaled]
+    assert added_overrides(record(scaled=True), "multi30k") == []
+    assert added_overrides(record(scaled=False), "synthetic_v2") == []
+    assert added_overrides(record("e3_scores", scaled=False), "multi30k") == []
+    assert before("model.attention.scaled") is False
+    note = remake_note(unscaled, ["luong", "luong"])
+    assert note == (
+        "# made before E1 scaled Luong's score at multi30k: to remake the luong runs, add "
+        "model.attention.scaled=false"
+    )
 
 
 def test_an_old_synthetic_record_names_version_1_and_replaces_a_recorded_data_choice():

@@ -15,7 +15,7 @@ from seq2seq_lab.added_settings import with_added_settings
 from seq2seq_lab.checkout import REPOSITORY
 from seq2seq_lab.pipeline.training import train
 from seq2seq_lab.record.run_reuse import job_identity, training_identity
-from seq2seq_lab.renames import current_override
+from seq2seq_lab.renames import current, current_override
 from seq2seq_lab.report.markdown import reused_runs
 from seq2seq_lab.report.runs import find_runs
 
@@ -159,7 +159,13 @@ def test_the_real_data_grids_share_e1s_runs(tmp_path, e1, other):
 
 @pytest.mark.parametrize(
     "experiment, job_dir",
-    [("e1_attention", "0"), ("e1_attention", "1"), ("e4_norm_warmup", "0"), ("e7_cells", "0")],
+    [
+        ("e1_attention", "0"),
+        ("e1_attention", "1"),
+        ("e1_attention", "6"),  # Luong, unscaled before E1's families/luong_multi30k.yaml
+        ("e4_norm_warmup", "0"),
+        ("e7_cells", "0"),
+    ],
 )
 def test_a_committed_run_is_still_the_job_its_overrides_compose_today(
     tmp_path, experiment, job_dir
@@ -177,7 +183,7 @@ def test_a_committed_run_is_still_the_job_its_overrides_compose_today(
         if not o.startswith(("reuse_from=", "resume="))
     ]
     # options whose default changed since, at the values the run was made with
-    overrides = with_added_settings(overrides, record["config"])
+    overrides = with_added_settings(overrides, record["config"], current("scale", record["scale"]))
     cfg = compose_config("train", overrides, tmp_path / "job", tmp_path)
     assert job_identity(cfg, tmp_path / "job") == training_identity(record["config"])
     if "model.init=xavier" in overrides:

@@ -15,13 +15,14 @@
 #                                Transformer's schedule), E1's bridge and W_m, read at 400
 #                                updates (the end of the warmup)
 # Each a resumable queue (run_real.sh): run again to continue; the table covers all three.
+# (Luong's unscaled score named: E1 scales it at multi30k since, families/luong_multi30k.yaml.)
 #   bash experiments/e1_attention/luong_collapse.sh           # run or continue, then the table
 #   MINUTES=120 JOBS=1 bash experiments/e1_attention/luong_collapse.sh
 #   TABLE_ONLY=1 bash experiments/e1_attention/luong_collapse.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source experiments/python.sh
-study='model=luong seed=1,2,3,4,5 length_probe=[] decoding_study=none data.split=val decoding@module.test_decoding=greedy'
+study='model=luong model.attention.scaled=false seed=1,2,3,4,5 length_probe=[] decoding_study=none data.split=val decoding@module.test_decoding=greedy'
 if [ -z "${TABLE_ONLY:-}" ]; then
   DATA=multi30k-luong-collapse \
   OVERRIDES="$study trainer.max_steps=200"' model.bridge=bridge,zero model.attention.init_scale=1.0,0.1 variant=luong_${model.bridge}_wm${model.attention.init_scale}' \

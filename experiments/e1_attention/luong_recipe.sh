@@ -6,7 +6,8 @@
 # the general score divided by sqrt(d) (E3's multi30k setting, not the paper's; no collapse in
 # E3's grid). This trains both at E1's budget (1,600 updates), everything else E1's, seeds 1-3,
 # paired with E1's committed Luong runs (results/multi30k/); E1 takes the one with no collapsed
-# seed and the higher mean best validation BLEU (experiments/e1_attention/NOTES.md). Without
+# seed and the higher mean best validation BLEU (experiments/e1_attention/NOTES.md: it took the
+# scaled score, families/luong_multi30k.yaml). Without
 # E1's length probe and E8's study (the measurement is BLEU and attention mass). Two resumable
 # queues (run_real.sh), one after the other, then the rule's table (luong_collapse.py: collapsed
 # seeds and mean best validation BLEU per setting) into multi30k-luong-scaled/recipe.md:
@@ -28,7 +29,7 @@ if [ -z "${TABLE_ONLY:-}" ]; then
     bash experiments/run_real.sh e1_attention
   if queue_next_stage luong_recipe.sh multi30k-luong-sgd; then
     DATA=multi30k-luong-sgd \
-    OVERRIDES="$common optim=sgd optim.lr=1.0 trainer.gradient_clip_val=5 variant=luong_sgd" \
+    OVERRIDES="$common model.attention.scaled=false optim=sgd optim.lr=1.0 trainer.gradient_clip_val=5 variant=luong_sgd" \
       bash experiments/run_real.sh e1_attention
   fi
 fi

@@ -5,6 +5,7 @@ decidable (a variant still improving, too few seeds for the spread)."""
 from __future__ import annotations
 
 import pytest
+from conftest import compose_config
 from report_support import corpus, write_arm
 
 from experiments.e1_attention.spec import SPEC as E1
@@ -166,3 +167,24 @@ def test_the_collapse_table_counts_the_seeds_over_half_the_mass_per_setting(tmp_
     assert ("| Adam 0.001, clip 1.0 | InverseSqrt, warmup 400 | 400 | general | bridge | 1.0 "
             "| 2 of 2 | 31.50 | s1 **0.63**") in out  # fmt: skip
     assert "| general / sqrt(d) | bridge | 1.0 | 0 of 2 | 31.50 | s1 **0.13**" in out
+
+
+@pytest.mark.parametrize(
+    "scale, scaled, variant",
+    [
+        ("multi30k", True, "luong_scaled"),
+        ("synthetic", False, "luong"),
+        ("synthetic_v2", False, "luong"),
+    ],
+)
+def test_e1s_luong_scales_its_score_at_multi30k_only(scale, scaled, variant, tmp_path):
+    """families/luong_multi30k.yaml: the recipe rule's choice (NOTES.md) at Multi30k, where
+    Luong's unscaled score collapsed onto the source's end with Adam; Luong's own score at the
+    synthetic scales, where it never did; the other families untouched."""
+    overrides = ["experiment=e1_attention", f"scale={scale}"]
+    luong = compose_config("train", [*overrides, "model=luong"], tmp_path)
+    assert luong.model.attention.scaled is scaled and luong.variant == variant
+    assert (
+        luong.optim._target_
+        == compose_config("train", [*overrides, "model=bahdanau"], tmp_path).optim._target_
+    )

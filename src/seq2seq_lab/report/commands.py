@@ -65,7 +65,7 @@ def sweep_command(runs: Iterable[Run], multirun: bool = True) -> str:
     False): keys with one value everywhere are written once, the others as a sweep."""
     runs = sorted(runs, key=lambda r: _natural(r.path))
     # options added since the runs were made, at the values they were made with
-    every, some = partly_added([run.config for run in runs])
+    every, some = partly_added([run.config for run in runs], [run.scale for run in runs])
     parsed = [dict(split_override(o) for o in run.overrides) for run in runs]
     for overrides in parsed:  # replaces a recorded value of the key (data=synthetic), or adds
         overrides.update(split_override(o) for o in every)

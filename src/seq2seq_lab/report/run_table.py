@@ -305,7 +305,7 @@ def _with_added_settings(block: str, runs: list[Run]) -> str:
     """A kept command block with the options added since its runs were made, at their values
     (seq2seq_lab/added_settings.py): those every run needs on each command line, not twice;
     a line under the block for those only some runs need."""
-    every, some = partly_added([run.config for run in runs])
+    every, some = partly_added([run.config for run in runs], [run.scale for run in runs])
     lines = []
     for line in block.splitlines():
         if line.startswith(ENTRY_POINT):
