@@ -50,7 +50,7 @@ class AddedSetting:
         recorded = _value(config, self.key)
         if not self.scales:
             return recorded is _MISSING
-        old = _BOOLEANS.get(self.override.partition("=")[2], self.override.partition("=")[2])
+        old = _as_config(self.override.partition("=")[2])
         return scale in self.scales and (recorded is _MISSING or recorded == old)
 
     @property
@@ -92,6 +92,11 @@ def _value(config: dict[str, Any], dotted: str) -> Any:
             return _MISSING
         node = node[part]
     return node
+
+
+def _as_config(value: str) -> Any:
+    """An override's value as the config reads it (``"false"`` -> False)."""
+    return _BOOLEANS.get(value, value)
 
 
 def _key(override: str) -> str:
@@ -151,5 +156,5 @@ def before(key: str) -> Any:
     for setting in ADDED:
         override_key, _, value = setting.override.partition("=")
         if setting.key == key and override_key == key:
-            return _BOOLEANS.get(value, value)
+            return _as_config(value)
     raise KeyError(key)
