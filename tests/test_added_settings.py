@@ -4,9 +4,16 @@ so it makes what the run made; a run that recorded the option gets nothing added
 
 from __future__ import annotations
 
+import pytest
 from report_support import write_run
 
-from seq2seq_lab.added_settings import added_overrides, before, remake_note, with_added_settings
+from seq2seq_lab.added_settings import (
+    added_overrides,
+    before,
+    changed_defaults,
+    remake_note,
+    with_added_settings,
+)
 from seq2seq_lab.report.commands import sweep_command
 from seq2seq_lab.report.runs import find_runs
 
@@ -41,11 +48,44 @@ def test_e1s_luong_runs_before_its_multi30k_family_file_get_the_unscaled_score()
     assert added_overrides(record(scaled=True), "multi30k") == []
     assert added_overrides(record(scaled=False), "synthetic_v2") == []
     assert added_overrides(record("e3_scores", scaled=False), "multi30k") == []
-    assert before("model.attention.scaled") is False
     note = remake_note(unscaled, ["luong", "luong"])
     assert note == (
-        "# made before E1 scaled Luong's score at multi30k: to remake the luong runs, add "
-        "model.attention.scaled=false"
+        "# made before experiments/e1_attention/families/luong_multi30k.yaml: to remake the "
+        "luong runs, add model.attention.scaled=false"
+    )
+
+
+@pytest.fixture
+def lab(tmp_path, monkeypatch):
+    """An experiments root of its own beside the checkout's (experiment_folders.ENV)."""
+    monkeypatch.setenv("SEQ2SEQ_LAB_EXPERIMENTS", str(tmp_path))
+    changed_defaults.cache_clear()
+    yield tmp_path
+    changed_defaults.cache_clear()
+
+
+def test_a_family_file_changes_the_settings_it_gives_other_values_than_the_familys_own(lab):
+    """Read from the file, not a table: a setting at another value than conf/model/<model>.yaml
+    is a changed default at the file's scale (a scale whose name holds another's, such as
+    synthetic_v2, included); a setting at the family's own value, a key the family does not
+    set and the report's label are none."""
+    families = lab / "mine" / "families"
+    families.mkdir(parents=True)
+    (lab / "mine" / "config.yaml").write_text("experiment_name: mine\n")
+    (families / "bahdanau_synthetic_v2.yaml").write_text(
+        "# @package _global_\nmodel: {dropout: 0.5, attention: {form: separate}, nothere: 1}\n"
+        "variant: bahdanau_wet\n"
+    )
+    found = [c for c in changed_defaults() if c.experiment == "mine"]
+    assert [(c.scale, c.key, c.value) for c in found] == [("synthetic_v2", "model.dropout", 0.5)]
+    (change,) = found
+    bahdanau = {"_target_": change.target}
+    old = {"experiment_name": "mine", "model": {**bahdanau, "dropout": 0.2}}
+    assert added_overrides(old, "synthetic_v2") == ["model.dropout=0.2"]  # as it was recorded
+    assert added_overrides({**old, "model": {**bahdanau, "dropout": 0.5}}, "synthetic_v2") == []
+    assert added_overrides(old, "synthetic") == []
+    assert remake_note("model.dropout=0.2", ["bahdanau"]).startswith(
+        f"# made before {families / 'bahdanau_synthetic_v2.yaml'}: "
     )
 
 

@@ -6,9 +6,10 @@ A run records its composed config (results.json ``config``) and its command-line
 A run recorded before an option existed lacks it, and the code then behaved as the override
 of its :class:`AddedSetting` makes today's code behave; today's default differs (the
 Transformer's initialisation, the synthetic task's version). A comparison that changes a
-family's default at one scale (its ``families/<model>_<scale>.yaml``) leaves its earlier runs
-with the old value recorded but on no command line: E1's Luong at multi30k, whose score is
-scaled since the collapse study. So
+family's setting at one scale (its ``families/<model>_<scale>.yaml``, see
+seq2seq_lab/experiment_folders.py) leaves the runs made before that file with another value
+recorded, or none, and on no command line: each such setting is a :class:`ChangedDefault`,
+read from the file itself, so the library names no comparison. So
 
 - a report's command that reproduces runs carries that override for each option their
   recorded configs lack or hold at the old value (:func:`with_added_settings`), and the
@@ -23,7 +24,14 @@ The sibling table for renamed options is :mod:`seq2seq_lab.renames`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
+
+from omegaconf import OmegaConf
+
+from seq2seq_lab.checkout import CONF_DIR, REPOSITORY
+from seq2seq_lab.experiment_folders import FAMILIES, folders
 
 _MISSING = object()
 _BOOLEANS = {"true": True, "false": False}  # an override's booleans, as the config reads them
@@ -35,27 +43,55 @@ class AddedSetting:
     override: str  # what makes today's code do what the code of that time did
     # the option exists only where the recorded config has these values
     where: tuple[tuple[str, Any], ...]
-    # the scales whose default changed (a comparison's family file); () for an added option,
-    # whose old behaviour is the key's absence at every scale
-    scales: tuple[str, ...] = ()
-    # what the note under a command says the runs were made before
-    made_before: str = ""
 
-    def applies(self, config: dict[str, Any], scale: str | None) -> bool:
-        """Whether a run of ``config`` at ``scale`` was made with this override's value and
-        its command would not say so: the key absent, or (a changed default) at the old
-        value."""
-        if not all(_value(config, key) == value for key, value in self.where):
-            return False
-        recorded = _value(config, self.key)
-        if not self.scales:
-            return recorded is _MISSING
-        old = _as_config(self.override.partition("=")[2])
-        return scale in self.scales and (recorded is _MISSING or recorded == old)
+    def overrides(self, config: dict[str, Any], scale: str | None) -> list[str]:
+        """[the override] for a run of ``config`` made before the option existed, else []."""
+        found = all(_value(config, key) == value for key, value in self.where)
+        return [self.override] if found and _value(config, self.key) is _MISSING else []
+
+    @property
+    def override_key(self) -> str:
+        return _key(self.override)
 
     @property
     def note(self) -> str:
-        return self.made_before or f"{self.key} existed"
+        return f"{self.key} existed"
+
+
+@dataclass(frozen=True)
+class ChangedDefault:
+    """A setting a comparison's family file gives one family at one scale
+    (``experiments/<experiment>/families/<model>_<scale>.yaml`` sets ``key`` to ``value``)
+    where the family's own default (conf/model/<model>.yaml) is ``default``. A run of that
+    comparison, family and scale recorded without ``key`` or with another value was made
+    before the file: its command names the value it was made with (the recorded one, or
+    ``default`` where none is recorded)."""
+
+    experiment: str
+    target: str  # the family's model._target_, as a run records it
+    scale: str
+    key: str
+    value: Any
+    default: Any
+    file: str  # the family file, relative to the repository
+
+    def overrides(self, config: dict[str, Any], scale: str | None) -> list[str]:
+        if scale != self.scale or config.get("experiment_name") != self.experiment:
+            return []
+        if _value(config, "model._target_") != self.target:
+            return []
+        recorded = _value(config, self.key)
+        if recorded == self.value:
+            return []
+        return [f"{self.key}={_as_override(self.default if recorded is _MISSING else recorded)}"]
+
+    @property
+    def override_key(self) -> str:
+        return self.key
+
+    @property
+    def note(self) -> str:
+        return self.file
 
 
 ADDED: tuple[AddedSetting, ...] = (
@@ -71,16 +107,6 @@ ADDED: tuple[AddedSetting, ...] = (
             ("data.source._target_", "seq2seq_lab.data.synthetic.SyntheticSource"),
             ("data.source.task", "translation"),
         ),
-    ),
-    AddedSetting(  # experiments/e1_attention/families/luong_multi30k.yaml
-        "model.attention.scaled",
-        "model.attention.scaled=false",
-        (
-            ("experiment_name", "e1_attention"),
-            ("model._target_", "seq2seq_lab.models.recurrent.luong.LuongNetwork"),
-        ),
-        scales=("multi30k",),
-        made_before="E1 scaled Luong's score at multi30k",
     ),
 )
 
@@ -99,17 +125,76 @@ def _as_config(value: str) -> Any:
     return _BOOLEANS.get(value, value)
 
 
+def _as_override(value: Any) -> str:
+    """A config value as an override writes it (False -> ``"false"``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _leaves(node: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """{dotted key: value} of every leaf under ``node`` (keys start with ``prefix``)."""
+    out: dict[str, Any] = {}
+    for key, child in node.items():
+        if isinstance(child, dict):
+            out |= _leaves(child, f"{prefix}{key}.")
+        else:
+            out[f"{prefix}{key}"] = child
+    return out
+
+
+@cache
+def changed_defaults() -> tuple[ChangedDefault, ...]:
+    """Every model setting of every comparison's family files (``variant``, the report's label,
+    and keys the family's own file does not set are no setting it changes)."""
+    # longest first: a file luong_synthetic_v2 is at synthetic_v2, not at v2 of luong_synthetic
+    scales = sorted((p.stem for p in Path(CONF_DIR, "scale").glob("*.yaml")), key=len, reverse=True)
+    found = []
+    for name, folder in folders().items():
+        for file in sorted((folder / FAMILIES).glob("*.yaml")):
+            scale = next((s for s in scales if file.stem.endswith(f"_{s}")), None)
+            family = f"{file.stem.removesuffix(f'_{scale}')}"
+            if scale is None or not Path(CONF_DIR, "model", f"{family}.yaml").is_file():
+                continue
+            own = _family(family)
+            model = OmegaConf.to_container(OmegaConf.load(file)).get("model", {})
+            for key, value in _leaves(model, "model.").items():
+                default = _value({"model": own}, key)
+                if default is not _MISSING and default != value:
+                    found.append(
+                        ChangedDefault(
+                            name, own["_target_"], scale, key, value, default, _relative(file)
+                        )
+                    )
+    return tuple(found)
+
+
+def _family(name: str) -> dict[str, Any]:
+    """conf/model/<name>.yaml with the files of its defaults list (same group) merged in."""
+    node = OmegaConf.load(Path(CONF_DIR, "model", f"{name}.yaml"))
+    merged = OmegaConf.create()
+    for entry in node.pop("defaults", ["_self_"]):
+        merged.merge_with(node if entry == "_self_" else _family(entry))
+    return OmegaConf.to_container(merged)
+
+
+def _relative(file: Path) -> str:
+    try:
+        return str(file.resolve().relative_to(REPOSITORY))
+    except ValueError:  # a comparison kept outside the checkout
+        return str(file)
+
+
 def _key(override: str) -> str:
     return override.partition("=")[0].lstrip("+~")
 
 
 def added_overrides(config: dict[str, Any], scale: str | None = None) -> list[str]:
-    """The override of every option of :data:`ADDED` that applies to a run of the recorded
-    ``config`` at ``scale`` (today's name); nothing for a config without a record (an empty
-    one)."""
+    """The overrides that make today's code do what a run of the recorded ``config`` at
+    ``scale`` did: of every option of :data:`ADDED` it lacks (today's name) and every
+    :func:`changed_defaults` setting it was made before; nothing for a config without a
+    record (an empty one)."""
     if not config:
         return []
-    return [setting.override for setting in ADDED if setting.applies(config, scale)]
+    return [o for s in (*ADDED, *changed_defaults()) for o in s.overrides(config, scale)]
 
 
 def with_added_settings(
@@ -144,15 +229,16 @@ NOTE_START = "# made before "  # how remake_note's line starts (a command block'
 
 def remake_note(override: str, variants: list[str]) -> str:
     """The line under a command whose ``variants`` only need ``override``."""
-    made_before = next(s.note for s in ADDED if s.override == override)
+    made_before = next(
+        s.note for s in (*ADDED, *changed_defaults()) if s.override_key == _key(override)
+    )
     labels = ", ".join(sorted(set(variants)))
     return f"{NOTE_START}{made_before}: to remake the {labels} runs, add {override}"
 
 
 def before(key: str) -> Any:
     """The value runs recorded before ``key`` existed were made with (a key whose override
-    sets it), as the config reads it: ``before("model.init") == "xavier"``,
-    ``before("model.attention.scaled") is False``."""
+    sets it), as the config reads it: ``before("model.init") == "xavier"``."""
     for setting in ADDED:
         override_key, _, value = setting.override.partition("=")
         if setting.key == key and override_key == key:

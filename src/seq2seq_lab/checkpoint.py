@@ -26,9 +26,9 @@ DATAMODULE_KEY = "TranslationDataModule"  # Lightning stores datamodule.state_di
 # not a default: the values of new runs come from conf/decoding/.)
 OLD_CHECKPOINT_DECODING = {"length_penalty": 1.0, "min_len": 0}
 # Luong models written before model.attention.scaled and init_scale existed scored without the
-# scale (seq2seq_lab/added_settings.py: the score a comparison may now scale) and drew W_m as
+# scale (Luong's own score; a comparison may scale it now) and drew W_m as
 # nn.Linear does (init_scale's default).
-OLD_CHECKPOINT_LUONG_ATTENTION = {"scaled": before("model.attention.scaled"), "init_scale": 1.0}
+OLD_CHECKPOINT_LUONG_ATTENTION = {"scaled": False, "init_scale": 1.0}
 # Transformers written before model.init existed: the Xavier scheme, whose learned position
 # tables enter unscaled.
 OLD_CHECKPOINT_TRANSFORMER = {"init": before("model.init")}

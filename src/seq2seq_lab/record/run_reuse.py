@@ -71,7 +71,7 @@ NEUTRAL: dict[tuple[str, ...], Any] = {
     ("data", "max_train_pairs"): None,  # became first_pairs.train
     ("model", "init"): before("model.init"),  # the Transformer's scheme before the option
     ("model", "attention", "init_scale"): 1.0,  # Luong's W_m as nn.Linear draws it
-    ("model", "attention", "scaled"): before("model.attention.scaled"),  # Luong's own score
+    ("model", "attention", "scaled"): False,  # Luong's own score
 }
 # The source run's files an adopted run leaves out: its own Hydra record and log are the job's,
 # checkpoints stay where they are (hundreds of MB), abandoned/ is not part of the run.
