@@ -14,13 +14,15 @@ from seq2seq_lab.record import compressed_outputs
 HYPOTHESES = ["a dog .", "", "two  cats\u2028play", "three birds"]
 
 
-def a_run(root: Path, name: str, status: str | None) -> Path:
+def a_run(root: Path, name: str, status: str | None, record: str = "results.json") -> Path:
     run = root / name
     run.mkdir(parents=True)
     if status is not None:
-        (run / "results.json").write_text(json.dumps({"status": status}), "utf-8")
+        (run / record).write_text(json.dumps({"status": status}), "utf-8")
     for split in ("test", "extrapolation"):
         (run / f"hypotheses.{split}.txt").write_text(test_set.scored_text(HYPOTHESES), "utf-8")
+    (run / "length_probe").mkdir()
+    (run / "length_probe" / "join-2.txt").write_text(test_set.scored_text(HYPOTHESES), "utf-8")
     return run
 
 
@@ -29,17 +31,23 @@ def test_finished_runs_are_compressed_and_read_back_line_for_line(tmp_path):
     diverged = a_run(tmp_path / "runs", "1", "diverged")
     running = a_run(tmp_path / "runs", "2", None)  # still training: no record yet
     interrupted = a_run(tmp_path / "runs", "3", "interrupted")
+    evaluated = a_run(tmp_path / "runs", "4", "completed", "eval_results.json")  # seq2seq_lab.eval
     assert compressed_outputs.main([str(tmp_path / "runs")]) == 0
-    for run in (done, diverged):
+    for run in (done, diverged, evaluated):
         assert sorted(p.name for p in run.glob("hypotheses.*")) == [
             "hypotheses.extrapolation.txt.gz",
             "hypotheses.test.txt.gz",
         ]
         assert test_set.read_test_lines(run, "hypotheses", "test") == HYPOTHESES
         assert test_set.read_test_lines(run, "hypotheses", "extrapolation") == HYPOTHESES
+        # the length probe's joins too (their rescoring reads either form)
+        assert [p.name for p in (run / "length_probe").iterdir()] == ["join-2.txt.gz"]
+        join = run / "length_probe" / "join-2.txt"
+        assert compressed_outputs.read_kept_lines(join) == HYPOTHESES
     for run in (running, interrupted):
-        assert not list(run.glob("*.gz"))
+        assert not list(run.rglob("*.gz"))
         assert test_set.read_test_lines(run, "hypotheses", "test") == HYPOTHESES
+    assert compressed_outputs.read_kept_lines(tmp_path / "nothing.txt") is None
 
 
 def test_the_same_text_gives_the_same_bytes(tmp_path):

@@ -19,6 +19,7 @@ from seq2seq_lab.errors import DataError
 from seq2seq_lab.pipeline.building import build_datamodule
 from seq2seq_lab.pipeline.evaluation import evaluate
 from seq2seq_lab.pipeline.training import train
+from seq2seq_lab.record.compressed_outputs import compress_finished_runs
 from seq2seq_lab.record.results import read_results, write_results
 
 SOURCES = ["a b", "c", "d e f", "g", "h i"]
@@ -161,3 +162,16 @@ def test_rescoring_adds_the_length_figures_from_the_stored_outputs(tmp_path):
     assert (tmp_path / "results.json").read_text() == before
     write_results(tmp_path / "results.json", {"status": "completed"})
     assert not rescore(tmp_path)  # no probe: nothing to do
+
+
+def test_rescoring_reads_the_joins_a_committed_grid_keeps_compressed(tmp_path):
+    sources = [_words(8, 8 * i) for i in range(4)]
+    run_dir = tmp_path / "runs" / "0"
+    run_dir.mkdir(parents=True)
+    old = _old_run(run_dir, sources, {1: sources, 2: join_consecutive(sources, sources, 2)[0]})
+    assert len(compress_finished_runs(tmp_path / "runs")) == 2
+    assert not list(run_dir.glob("length_probe/*.txt"))
+    assert rescore(run_dir)
+    probe = read_results(run_dir / "results.json")["length_probe"]
+    assert probe["joins"]["2"]["bleu"] == old["joins"]["2"]["bleu"] == pytest.approx(100.0)
+    assert probe["joins"]["2"]["length_ratio"] == 1.0

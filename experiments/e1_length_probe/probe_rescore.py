@@ -20,18 +20,19 @@ import sys
 from pathlib import Path
 
 from seq2seq_lab.analysis.length_probe import PROBE, score_probe
-from seq2seq_lab.data.lines import read_lines
 from seq2seq_lab.data.test_set import KINDS, TEST_SET_FILE, read_test_lines
 from seq2seq_lab.errors import DataError, UserError
+from seq2seq_lab.record.compressed_outputs import read_kept_lines
 from seq2seq_lab.record.results import read_results, write_results
 
 SAME_BLEU = 1e-9  # sacrebleu is deterministic: the same files give the same score
 
 
 def _lines(path: Path) -> list[str]:
-    if not path.is_file():
+    lines = read_kept_lines(path)  # or its .gz in a committed grid
+    if lines is None:
         raise DataError(f"{path}: missing; the probe cannot be rescored without it")
-    return read_lines(path)
+    return lines
 
 
 def _tested(run_dir: Path, kind: str, split: str) -> list[str]:

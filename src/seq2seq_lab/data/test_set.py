@@ -43,7 +43,6 @@ runs of one test set reads it once.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
@@ -52,10 +51,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from seq2seq_lab.data.lines import decode_lines, read_lines
+from seq2seq_lab.data.lines import read_lines
 from seq2seq_lab.errors import DataError
 from seq2seq_lab.record import portable_paths
 from seq2seq_lab.record.atomic import write_text
+from seq2seq_lab.record.compressed_outputs import read_kept_lines
 
 TEST_SET_FILE = "test_set.json"
 # Data keys a generated record leaves out, and their values when the set is generated again:
@@ -239,13 +239,10 @@ def read_test_lines(run_dir: str | Path, kind: str, split: str) -> list[str] | N
     config that generates them), checksum verified (:class:`DataError`, one line, when it
     differs or the file is missing). None when the run has neither."""
     run_dir = Path(run_dir)
-    copy = run_dir / f"{kind}.{split}.txt"
-    if copy.is_file():
-        return read_lines(copy)
     # a committed grid keeps it gzip'd (seq2seq_lab/record/compressed_outputs.py)
-    compressed = copy.with_name(copy.name + ".gz")
-    if compressed.is_file():
-        return decode_lines(gzip.decompress(compressed.read_bytes()), compressed)
+    kept = read_kept_lines(run_dir / f"{kind}.{split}.txt")
+    if kept is not None:
+        return kept
     if kind not in KINDS:
         return None
     return _from_record(run_dir, kind, split)

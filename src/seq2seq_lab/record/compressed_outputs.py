@@ -1,7 +1,7 @@
 """A committed grid's test outputs, gzip-compressed: the same lines in a sixth of the bytes.
 
 A run writes its translations as plain text, ``hypotheses.<split>.txt``, one per line, where a
-user reads them. A grid committed to the repository keeps one per run and split, and the
+user reads them (and the length probe's, ``length_probe/join-<k>.txt``, one file per join). A grid committed to the repository keeps one per run and split, and the
 reports need every one (the paired bootstrap resamples their sentences), so they cannot be
 left out; on the synthetic task's 4,000 test sentences one is about 320 KB, and a five-seed
 grid of sixty runs would outgrow what a lent GPU machine can carry of the checkout (64 MiB).
@@ -10,15 +10,16 @@ finished (:func:`compress_finished_runs`), into ``hypotheses.<split>.txt.gz``:
 
 - gzip at level 9 with no file name and a zero timestamp, so that the same text always gives
   the same bytes (a grid run again commits no change);
-- a run still training, or one without a final record (``results.json`` with a finished
-  status), is not touched: a resumed run appends nothing to these files, but the queue may
+- a run still training, or one without a final record (``results.json``, or an evaluation's
+  ``eval_results.json``, with a finished status), is not touched: a resumed run appends nothing to these files, but the queue may
   still be writing them;
-- :func:`seq2seq_lab.data.test_set.read_test_lines` reads ``<kind>.<split>.txt`` where it
-  exists and its ``.txt.gz`` otherwise, so reports, the reuse of identical runs and the
-  alignment analysis read either; ``zcat`` shows one.
+- :func:`read_kept_lines` reads a file where it exists and its ``.gz`` otherwise, so reports
+  (through :func:`seq2seq_lab.data.test_set.read_test_lines`), the reuse of identical runs,
+  the alignment analysis and the probe's rescoring read either; ``zcat`` shows one.
 
-Only ``hypotheses.*.txt`` of a run's own directory is compressed: the other text records
-(results.json, the Hydra record, the log) stay readable as they are, and are small.
+Only those translations are compressed (:data:`PATTERNS`, under a run's own directory): the
+other text records (results.json, the Hydra record, the log) stay readable as they are, and are
+small. The probe's joins are its largest files on Multi30k (six joins of test2016 a run).
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ import gzip
 import sys
 from pathlib import Path
 
+from seq2seq_lab.data.lines import decode_lines, read_lines
 from seq2seq_lab.record.atomic import write_bytes
 from seq2seq_lab.record.results import FINISHED, read_results
 
-PATTERN = "hypotheses.*.txt"
+PATTERNS = ("hypotheses.*.txt", "length_probe/join-*.txt")  # relative to a run's directory
+# the record a run writes last: a training run's, an evaluation's (python -m seq2seq_lab.eval)
+RECORDS = ("results.json", "eval_results.json")
 SUFFIX = ".gz"
 
 
@@ -47,15 +51,27 @@ def compress(path: Path) -> Path:
     return target
 
 
+def read_kept_lines(path: Path) -> list[str] | None:
+    """The lines of ``path`` as a run wrote it, else of ``path.gz`` (:func:`compress`); None
+    when neither exists."""
+    if path.is_file():
+        return read_lines(path)
+    compressed = path.with_name(path.name + SUFFIX)
+    if compressed.is_file():
+        return decode_lines(gzip.decompress(compressed.read_bytes()), compressed)
+    return None
+
+
 def compress_finished_runs(root: str | Path) -> list[Path]:
-    """Compress ``hypotheses.*.txt`` in every finished run directory ``root/*/`` (one that holds a
-    results.json with a finished status); returns the files written."""
+    """Compress the files of :data:`PATTERNS` in every finished run directory ``root/*/`` (one
+    whose record, one of :data:`RECORDS`, has a finished status); returns the files written."""
     written = []
-    for record in sorted(Path(root).glob("*/results.json")):
+    for record in sorted(r for name in RECORDS for r in Path(root).glob(f"*/{name}")):
         results = read_results(record)
         if (results or {}).get("status") not in FINISHED:
             continue
-        written += [compress(path) for path in sorted(record.parent.glob(PATTERN))]
+        for pattern in PATTERNS:
+            written += [compress(path) for path in sorted(record.parent.glob(pattern))]
     return written
 
 
@@ -64,14 +80,15 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(
         prog="python -m seq2seq_lab.record.compressed_outputs",
-        description="gzip the hypotheses.*.txt of every finished run under each directory "
-        "(a grid's runs/), for committing; reports read either form.",
+        description="gzip the translations (hypotheses.*.txt, length_probe/join-*.txt) of every "
+        "finished run under each directory (a grid's runs/), for committing; reports read "
+        "either form.",
     )
     parser.add_argument("roots", nargs="+", type=Path, help="directories holding run dirs")
     for root in parser.parse_args(argv).roots:
         written = compress_finished_runs(root)
         if written:
-            print(f"{root}: {len(written)} hypotheses files compressed", file=sys.stderr)
+            print(f"{root}: {len(written)} translation files compressed", file=sys.stderr)
     return 0
 
 
