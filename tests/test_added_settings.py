@@ -46,7 +46,7 @@ def test_e1s_luong_runs_before_its_multi30k_family_file_get_the_unscaled_score()
     ]
     assert added_overrides(record(scaled=False), "multi30k") == [unscaled]
     assert added_overrides(record(scaled=True), "multi30k") == []
-    assert added_overrides(record(scaled=False), "synthetic_v2") == []
+    assert added_overrides(record(scaled=False), "synthetic") == []  # no family file there
     assert added_overrides(record("e3_scores", scaled=False), "multi30k") == []
     note = remake_note(unscaled, ["luong", "luong"])
     assert note == (
