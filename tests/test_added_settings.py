@@ -29,6 +29,22 @@ def test_an_old_transformer_record_gets_the_xavier_scheme_it_was_made_with():
     assert before("model.init") == "xavier"
 
 
+def test_old_checkpoints_and_old_runs_read_one_table_of_what_the_code_did_before():
+    """A key added since runs were recorded has one value "as before" (added_settings.before):
+    loading an old checkpoint fills it in, and matching a job to an old run ignores it there."""
+    from seq2seq_lab.checkpoint import OLD_CHECKPOINT_LUONG_ATTENTION, OLD_CHECKPOINT_TRANSFORMER
+    from seq2seq_lab.record.run_reuse import NEUTRAL
+
+    assert before("model.attention.scaled") is False  # Luong's own score
+    assert OLD_CHECKPOINT_LUONG_ATTENTION == {
+        key: NEUTRAL[("model", "attention", key)] for key in ("scaled", "init_scale")
+    }
+    assert OLD_CHECKPOINT_TRANSFORMER["init"] == NEUTRAL[("model", "init")] == "xavier"
+    assert ("data", "source", "zipf") not in NEUTRAL  # version 1 is a data option, not a value
+    with pytest.raises(KeyError):
+        before("model.hidden_size")
+
+
 def test_e1s_luong_runs_before_its_multi30k_family_file_get_the_unscaled_score():
     """E1 scales Luong's score at multi30k (families/luong_multi30k.yaml): the command of an
     E1 Luong run at multi30k made with Luong's unscaled score, recorded without the option or

@@ -111,6 +111,20 @@ ADDED: tuple[AddedSetting, ...] = (
 )
 
 
+# Options added since runs were recorded whose value here does what their absence did (so no
+# command needs an override for them): a recorded run without the key is one made with it.
+# With ADDED's own keys, the one table of "what the code did before the key existed" that
+# checkpoint.py (loading old checkpoints) and record/run_reuse.py (matching jobs to old runs)
+# both read through :func:`before`.
+AS_BEFORE: dict[str, Any] = {
+    "model.attention.scaled": False,  # Luong's own score; a comparison may scale it now
+    "model.attention.init_scale": 1.0,  # Luong's W_m as nn.Linear draws it
+    "callbacks.last_checkpoint.keep_last": 0,
+    "data.first_pairs": {"train": None, "val": None, "test": None},
+    "data.max_train_pairs": None,  # gone since: became data.first_pairs.train
+}
+
+
 def _value(config: dict[str, Any], dotted: str) -> Any:
     node: Any = config
     for part in dotted.split("."):
@@ -237,10 +251,19 @@ def remake_note(override: str, variants: list[str]) -> str:
 
 
 def before(key: str) -> Any:
-    """The value runs recorded before ``key`` existed were made with (a key whose override
-    sets it), as the config reads it: ``before("model.init") == "xavier"``."""
+    """The value runs recorded before ``key`` existed were made with (an :data:`ADDED` key
+    whose override sets it, or an :data:`AS_BEFORE` one), as the config reads it:
+    ``before("model.init") == "xavier"``, ``before("model.attention.scaled") is False``."""
     for setting in ADDED:
         override_key, _, value = setting.override.partition("=")
         if setting.key == key and override_key == key:
             return _as_config(value)
+    if key in AS_BEFORE:
+        return AS_BEFORE[key]
     raise KeyError(key)
+
+
+def keys_with_before() -> tuple[str, ...]:
+    """Every key :func:`before` knows."""
+    added = [s.key for s in ADDED if s.override.partition("=")[0] == s.key]
+    return (*added, *AS_BEFORE)

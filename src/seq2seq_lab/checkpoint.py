@@ -25,10 +25,11 @@ DATAMODULE_KEY = "TranslationDataModule"  # Lightning stores datamodule.state_di
 # that time decoded with these values, so an old checkpoint scores as it did then. (History,
 # not a default: the values of new runs come from conf/decoding/.)
 OLD_CHECKPOINT_DECODING = {"length_penalty": 1.0, "min_len": 0}
-# Luong models written before model.attention.scaled and init_scale existed scored without the
-# scale (Luong's own score; a comparison may scale it now) and drew W_m as
-# nn.Linear does (init_scale's default).
-OLD_CHECKPOINT_LUONG_ATTENTION = {"scaled": False, "init_scale": 1.0}
+# Luong models written before model.attention.scaled and init_scale existed: Luong's own
+# unscaled score, W_m drawn as nn.Linear draws it.
+OLD_CHECKPOINT_LUONG_ATTENTION = {
+    key: before(f"model.attention.{key}") for key in ("scaled", "init_scale")
+}
 # Transformers written before model.init existed: the Xavier scheme, whose learned position
 # tables enter unscaled.
 OLD_CHECKPOINT_TRANSFORMER = {"init": before("model.init")}

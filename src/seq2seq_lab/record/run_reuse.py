@@ -31,7 +31,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from seq2seq_lab.added_settings import before
+from seq2seq_lab.added_settings import before, keys_with_before
 from seq2seq_lab.analysis.decoding_study_record import STUDY
 from seq2seq_lab.analysis.length_probe import PROBE
 from seq2seq_lab.config import to_plain
@@ -64,14 +64,10 @@ DRAWING = (
     ("callbacks", "diagnostics", "attention_sentences"),
 )
 # Keys a config gained or lost after runs were recorded, each with the value that does what
-# its absence did: a recorded run without the key, or with it at that value, is the same job.
+# its absence did (added_settings.before): a recorded run without the key, or with it at that
+# value, is the same job.
 NEUTRAL: dict[tuple[str, ...], Any] = {
-    ("callbacks", "last_checkpoint", "keep_last"): 0,
-    ("data", "first_pairs"): {"train": None, "val": None, "test": None},
-    ("data", "max_train_pairs"): None,  # became first_pairs.train
-    ("model", "init"): before("model.init"),  # the Transformer's scheme before the option
-    ("model", "attention", "init_scale"): 1.0,  # Luong's W_m as nn.Linear draws it
-    ("model", "attention", "scaled"): False,  # Luong's own score
+    tuple(key.split(".")): before(key) for key in keys_with_before()
 }
 # The source run's files an adopted run leaves out: its own Hydra record and log are the job's,
 # checkpoints stay where they are (hundreds of MB), abandoned/ is not part of the run.
