@@ -4,7 +4,7 @@
 # ends the call cleanly, JOBS and THREADS as there). Each comparison's cut of its grid at this
 # scale is its sizes/synthetic_v2.yaml (E3's keeps its main check's three variants; E3 is not
 # run yet, see below).
-# Five stages, each into experiments/<name>/results/<folder>/:
+# Six stages, each into experiments/<name>/results/<folder>/:
 #   synthetic_v2       E1, E6, E2, E4, E5 at the scale's budgets (E1 4,000 updates);
 #   synthetic_v2-8k    E1 again and E7 at 8,000 updates: at 4,000 E1's Bahdanau seeds had
 #                      not converged (their attention jump came at 1,200-2,800 updates:
@@ -23,7 +23,9 @@
 #                      equal updates (the wall-clock cap raised for runs this long);
 #   synthetic_v2-lr3e-3-8k  E4 at lr 3e-3 again at 8,000 updates: at 4,000 pre-LN without
 #                      warmup and post-LN with it still rose (e4_norm_warmup/NOTES.md);
-#                      pre-LN with warmup is E1's 8,000-update Transformer, reused.
+#                      pre-LN with warmup is E1's 8,000-update Transformer, reused;
+#   synthetic_v2-8k    (E5) E5's pair at 8,000 updates: its scaled model still rose at
+#                      4,000 (e5_scaling/NOTES.md).
 # A job identical to a finished run of another comparison in the same folder reuses it (E1's
 # plain, Bahdanau and Transformer are E2's forward, E7's GRU and E6's sinusoidal runs), so E1
 # goes first in each stage.
@@ -49,5 +51,8 @@ SCALE=synthetic_v2 DATA=synthetic_v2-16k \
   bash experiments/run_real.sh e1_attention
 queue_next_stage run_synthetic_v2.sh synthetic_v2-lr3e-3-8k || exit 0
 SCALE=synthetic_v2 DATA=synthetic_v2-lr3e-3-8k REUSE_DATA=synthetic_v2-8k \
-  OVERRIDES="e4_lrs.synthetic_v2=3e-3 updates.synthetic_v2=8000" exec bash experiments/run_real.sh \
+  OVERRIDES="e4_lrs.synthetic_v2=3e-3 updates.synthetic_v2=8000" bash experiments/run_real.sh \
   e4_norm_warmup
+queue_next_stage run_synthetic_v2.sh "synthetic_v2-8k (E5)" || exit 0
+SCALE=synthetic_v2 DATA=synthetic_v2-8k OVERRIDES="updates.synthetic_v2=8000 cpu_run_minutes=120" \
+  exec bash experiments/run_real.sh e5_scaling
