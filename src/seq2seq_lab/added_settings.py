@@ -62,7 +62,8 @@ class AddedSetting:
 class ChangedDefault:
     """A setting a comparison's family file gives one family at one scale
     (``experiments/<experiment>/families/<model>_<scale>.yaml`` sets ``key`` to ``value``)
-    where the family's own default (conf/model/<model>.yaml) is ``default``. A run of that
+    where the family's own default at that scale (``model=<model> scale=<scale>`` with no
+    comparison: conf/model/ and conf/model_size/) is ``default``. A run of that
     comparison, family and scale recorded without ``key`` or with another value was made
     before the file: its command names the value it was made with (the recorded one, or
     ``default`` where none is recorded)."""
@@ -158,7 +159,7 @@ def _leaves(node: dict[str, Any], prefix: str) -> dict[str, Any]:
 @cache
 def changed_defaults() -> tuple[ChangedDefault, ...]:
     """Every model setting of every comparison's family files (``variant``, the report's label,
-    and keys the family's own file does not set are no setting it changes)."""
+    and keys the family's own config does not have are no setting it changes)."""
     # longest first: a file luong_synthetic_v2 is at synthetic_v2, not at v2 of luong_synthetic
     scales = sorted((p.stem for p in Path(CONF_DIR, "scale").glob("*.yaml")), key=len, reverse=True)
     found = []
@@ -168,7 +169,7 @@ def changed_defaults() -> tuple[ChangedDefault, ...]:
             family = f"{file.stem.removesuffix(f'_{scale}')}"
             if scale is None or not Path(CONF_DIR, "model", f"{family}.yaml").is_file():
                 continue
-            own = _family(family)
+            own = _family_at(family, scale)
             model = OmegaConf.to_container(OmegaConf.load(file)).get("model", {})
             for key, value in _leaves(model, "model.").items():
                 default = _value({"model": own}, key)
@@ -181,13 +182,15 @@ def changed_defaults() -> tuple[ChangedDefault, ...]:
     return tuple(found)
 
 
-def _family(name: str) -> dict[str, Any]:
-    """conf/model/<name>.yaml with the files of its defaults list (same group) merged in."""
-    node = OmegaConf.load(Path(CONF_DIR, "model", f"{name}.yaml"))
-    merged = OmegaConf.create()
-    for entry in node.pop("defaults", ["_self_"]):
-        merged.merge_with(node if entry == "_self_" else _family(entry))
-    return OmegaConf.to_container(merged)
+@cache
+def _family_at(family: str, scale: str) -> dict[str, Any]:
+    """``cfg.model`` as ``model=<family> scale=<scale>`` composes it with no comparison: the
+    family's own settings at that scale, its defaults list and model_size file included."""
+    from seq2seq_lab.config import compose_train  # composing needs the whole conf tree
+
+    return OmegaConf.to_container(
+        compose_train(f"model={family}", f"scale={scale}").model, resolve=True
+    )
 
 
 def _relative(file: Path) -> str:
