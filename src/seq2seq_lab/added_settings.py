@@ -31,6 +31,7 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from seq2seq_lab.checkout import CONF_DIR, REPOSITORY
+from seq2seq_lab.config import family_config
 from seq2seq_lab.experiment_folders import FAMILIES, folders
 
 _MISSING = object()
@@ -169,7 +170,7 @@ def changed_defaults() -> tuple[ChangedDefault, ...]:
             family = f"{file.stem.removesuffix(f'_{scale}')}"
             if scale is None or not Path(CONF_DIR, "model", f"{family}.yaml").is_file():
                 continue
-            own = _family_at(family, scale)
+            own = family_config(family, scale)
             model = OmegaConf.to_container(OmegaConf.load(file)).get("model", {})
             for key, value in _leaves(model, "model.").items():
                 default = _value({"model": own}, key)
@@ -180,17 +181,6 @@ def changed_defaults() -> tuple[ChangedDefault, ...]:
                         )
                     )
     return tuple(found)
-
-
-@cache
-def _family_at(family: str, scale: str) -> dict[str, Any]:
-    """``cfg.model`` as ``model=<family> scale=<scale>`` composes it with no comparison: the
-    family's own settings at that scale, its defaults list and model_size file included."""
-    from seq2seq_lab.config import compose_train  # composing needs the whole conf tree
-
-    return OmegaConf.to_container(
-        compose_train(f"model={family}", f"scale={scale}").model, resolve=True
-    )
 
 
 def _relative(file: Path) -> str:

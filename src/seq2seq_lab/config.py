@@ -106,13 +106,16 @@ def compose_train(*overrides: str) -> DictConfig:
 def model_config(family: str, **options: Any) -> dict:
     """``cfg.model`` of ``model=<family>`` (the family's own sizes) as a plain dict, with
     ``options`` merged in key by key (``attention={"score": "dot"}`` keeps the other keys)."""
-    merged = OmegaConf.merge(_family_config(family), options)
+    merged = OmegaConf.merge(family_config(family), options)
     return OmegaConf.to_container(merged, resolve=True)
 
 
 @functools.cache
-def _family_config(family: str) -> dict:
-    return OmegaConf.to_container(compose_train(f"model={family}").model, resolve=True)
+def family_config(family: str, scale: str | None = None) -> dict:
+    """``cfg.model`` as ``model=<family> [scale=<scale>]`` composes it with no comparison: the
+    family's own settings (at the default scale, or at ``scale`` with its model_size file)."""
+    overrides = [f"model={family}"] + ([f"scale={scale}"] if scale else [])
+    return OmegaConf.to_container(compose_train(*overrides).model, resolve=True)
 
 
 def build_network(family: str, *, src_vocab_size: int, tgt_vocab_size: int, **options: Any):
