@@ -18,8 +18,8 @@
 #                      e4_norm_warmup/NOTES.md).
 #                      The first stage's E1 and E4 grids are kept as they are;
 #   synthetic_v2-16k   E1's Luong and plain seq2seq at 16,000 updates: Luong had not
-#                      converged by 8,000 with either score, nor with another lr by 4,000
-#                      (e1_attention/NOTES.md), and check (1) reads plain seq2seq at
+#                      converged by 8,000 with either score, and no other lr passed the
+#                      rule by 4,000 (e1_attention/NOTES.md), and check (1) reads plain seq2seq at
 #                      equal updates (the wall-clock cap raised for runs this long);
 #   synthetic_v2-lr3e-3-8k  E4 at lr 3e-3 again at 8,000 updates: at 4,000 pre-LN without
 #                      warmup and post-LN with it still rose (e4_norm_warmup/NOTES.md);
