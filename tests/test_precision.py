@@ -82,6 +82,22 @@ def test_auto_on_a_gpu_uses_bf16_where_the_gpu_has_it(bf16, expected, cpu, monke
     assert calls == []
 
 
+@pytest.mark.parametrize(
+    "given,cuda,tf32_after",
+    [
+        ("32-true", True, False),  # fp32 on a GPU: cuDNN's TF32 off
+        ("32", True, False),
+        ("bf16-mixed", True, True),  # autocast rounds further anyway: left as torch has it
+        ("32-true", False, True),  # no CUDA: nothing to set
+    ],
+)
+def test_full_precision_turns_off_cudnn_tf32_on_a_gpu(given, cuda, tf32_after, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", True)  # torch's default; restored
+    precision.use_full_precision_kernels(given)
+    assert torch.backends.cudnn.allow_tf32 is tf32_after
+
+
 @pytest.mark.parametrize("flag", ["amx_bf16", "avx512_bf16"])
 @pytest.mark.parametrize(
     "fp32_ms,bf16_ms,expected",

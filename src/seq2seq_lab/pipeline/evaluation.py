@@ -28,6 +28,7 @@ from seq2seq_lab.pipeline.training import run_length_probe
 from seq2seq_lab.preflight import check_eval_inputs
 from seq2seq_lab.record.environment import hardware, versions
 from seq2seq_lab.record.results import write_results
+from seq2seq_lab.training.precision import use_full_precision_kernels
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,7 @@ def evaluate(cfg: DictConfig) -> dict[str, Any]:
         enable_checkpointing=False,
         enable_model_summary=False,
     )
+    use_full_precision_kernels(trainer.precision)
     trainer.test(module, datamodule=datamodule, verbose=True)
     out_dir = Path(cfg.paths.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -49,7 +49,7 @@ from seq2seq_lab.record.run_dir import check_run_dir, close_run_log, continuatio
 from seq2seq_lab.record.run_reuse import POOLS_KEY, adopt, find_identical
 from seq2seq_lab.training.convergence import late_gain
 from seq2seq_lab.training.module import Seq2SeqModule, stop_cause
-from seq2seq_lab.training.precision import choose_precision
+from seq2seq_lab.training.precision import choose_precision, use_full_precision_kernels
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +184,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         for line in run_header(results, precision.precision):
             log.info(line)
         results["precision"] = precision._asdict()
+        use_full_precision_kernels(precision.precision)
         trainer: L.Trainer = instantiate(
             cfg.trainer,
             key="trainer",

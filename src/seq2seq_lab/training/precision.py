@@ -35,6 +35,12 @@ differently for identical jobs (RESULTS.md: "The precision probe beside another 
 Any explicit Lightning precision (``32-true``, ``bf16-mixed``, ``16-mixed``...) is kept as
 given. The choice and its reason (both step times, their ratio, the steps timed) are logged in
 one line and recorded in results.json (``PrecisionChoice._asdict()``).
+
+``32-true`` means float32 arithmetic on a GPU too (:func:`use_full_precision_kernels`): torch
+lets cuDNN's recurrent and convolution kernels round their inputs to TF32 (a 10-bit mantissa)
+unless told not to, and those kernels are chosen by batch size, so a recurrent model's scores
+would depend on the batch a sentence is decoded in (experiments/benchmarks/RESULTS.md, the GPU
+section). Plain matmuls are already float32 by torch's default.
 """
 
 from __future__ import annotations
@@ -66,6 +72,8 @@ MIN_SPEEDUP = 1.1
 # Steps timed per precision, after one warm-up step each (oneDNN builds its kernels on first
 # use): each costs one step of the run in each precision, and start-up should stay seconds.
 TRIAL_STEPS = 5
+# Lightning's names of float32 (and float64) training, its short forms included
+FULL_PRECISION = ("32-true", "32", "64-true", "64")
 
 
 class PrecisionChoice(NamedTuple):
@@ -125,6 +133,13 @@ def choose_precision(
     if speedup >= MIN_SPEEDUP:
         return PrecisionChoice("bf16-mixed", f"auto: {measured}", **figures)
     return PrecisionChoice("32-true", f"auto: {measured}, below {MIN_SPEEDUP:g}x", **figures)
+
+
+def use_full_precision_kernels(precision: str) -> None:
+    """Under ``32-true`` turn off cuDNN's TF32 for this process (a no-op without CUDA, and
+    under any mixed precision, whose autocast rounds further anyway)."""
+    if str(precision) in FULL_PRECISION and _cuda():
+        torch.backends.cudnn.allow_tf32 = False
 
 
 def time_training_steps(
