@@ -120,7 +120,7 @@ if [ "$mode" = dry ]; then
   GRID_RESULTS=$WORK/experiments
 else
   BUDGET=${BUDGET:-560}; ACC=gpu; THREADS=4  # CPU threads feed the GPU: 16 cores there
-  TESTS_CAP=${TESTS_CAP:-120}; THROUGHPUT_CAP=${THROUGHPUT_CAP:-150}; BLEU_CAP=${BLEU_CAP:-230}
+  TESTS_CAP=${TESTS_CAP:-180}; THROUGHPUT_CAP=${THROUGHPUT_CAP:-150}; BLEU_CAP=${BLEU_CAP:-230}
   # only the files that hold marked tests: the device machine lacks scipy, which a third of
   # tests/ imports (the report), and one module failing to import stops a whole collection
   mapfile -t TESTS_ARGS < <(grep -l 'pytest.mark.cuda' tests/test_*.py)
