@@ -1,8 +1,10 @@
-"""A committed grid's hypotheses, gzip'd (seq2seq_lab/record/compressed_outputs.py): the same
-lines read back, the same bytes every time, and only finished runs touched."""
+"""A committed grid's hypotheses, bzip2'd (seq2seq_lab/record/compressed_outputs.py): the same
+lines read back, the same bytes every time, only finished runs touched, and an older run's
+gzip'd files re-compressed."""
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
 from pathlib import Path
@@ -35,17 +37,17 @@ def test_finished_runs_are_compressed_and_read_back_line_for_line(tmp_path):
     assert compressed_outputs.main([str(tmp_path / "runs")]) == 0
     for run in (done, diverged, evaluated):
         assert sorted(p.name for p in run.glob("hypotheses.*")) == [
-            "hypotheses.extrapolation.txt.gz",
-            "hypotheses.test.txt.gz",
+            "hypotheses.extrapolation.txt.bz2",
+            "hypotheses.test.txt.bz2",
         ]
         assert test_set.read_test_lines(run, "hypotheses", "test") == HYPOTHESES
         assert test_set.read_test_lines(run, "hypotheses", "extrapolation") == HYPOTHESES
         # the length probe's joins too (their rescoring reads either form)
-        assert [p.name for p in (run / "length_probe").iterdir()] == ["join-2.txt.gz"]
+        assert [p.name for p in (run / "length_probe").iterdir()] == ["join-2.txt.bz2"]
         join = run / "length_probe" / "join-2.txt"
         assert compressed_outputs.read_kept_lines(join) == HYPOTHESES
     for run in (running, interrupted):
-        assert not list(run.rglob("*.gz"))
+        assert not list(run.rglob("*.bz2"))
         assert test_set.read_test_lines(run, "hypotheses", "test") == HYPOTHESES
     assert compressed_outputs.read_kept_lines(tmp_path / "nothing.txt") is None
 
@@ -55,9 +57,22 @@ def test_the_same_text_gives_the_same_bytes(tmp_path):
     compressed_outputs.compress_finished_runs(tmp_path / "a")
     again = a_run(tmp_path / "b", "0", "completed")
     compressed_outputs.compress_finished_runs(tmp_path / "b")
-    name = "hypotheses.test.txt.gz"
+    name = "hypotheses.test.txt.bz2"
     assert (first / name).read_bytes() == (again / name).read_bytes()  # no time, no file name
-    assert gzip.decompress((first / name).read_bytes()) == test_set.scored_text(HYPOTHESES).encode(
+    assert bz2.decompress((first / name).read_bytes()) == test_set.scored_text(HYPOTHESES).encode(
         "utf-8"
     )
     assert compressed_outputs.compress_finished_runs(tmp_path / "a") == []  # nothing left to do
+
+
+def test_an_older_runs_gzip_is_read_and_then_recompressed(tmp_path):
+    run = a_run(tmp_path / "runs", "0", "completed")
+    text = test_set.scored_text(HYPOTHESES).encode("utf-8")
+    for path in [*run.glob("hypotheses.*.txt"), run / "length_probe" / "join-2.txt"]:
+        path.with_name(path.name + ".gz").write_bytes(gzip.compress(text, mtime=0))
+        path.unlink()  # as a run compressed before bzip2 left it
+    assert test_set.read_test_lines(run, "hypotheses", "test") == HYPOTHESES
+    assert len(compressed_outputs.compress_finished_runs(tmp_path / "runs")) == 3
+    assert not list(run.rglob("*.gz"))
+    assert bz2.decompress((run / "hypotheses.test.txt.bz2").read_bytes()) == text
+    assert compressed_outputs.read_kept_lines(run / "length_probe" / "join-2.txt") == HYPOTHESES

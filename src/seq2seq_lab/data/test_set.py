@@ -234,12 +234,12 @@ def _regenerated(run_dir: Path, test_set: dict[str, Any], kind: str, split: str)
 
 def read_test_lines(run_dir: str | Path, kind: str, split: str) -> list[str] | None:
     """The ``kind`` lines (hypotheses, sources, references) of the run in ``run_dir`` on
-    ``split``, one per sentence: from ``<kind>.<split>.txt`` (or its ``.txt.gz``) when the run
+    ``split``, one per sentence: from ``<kind>.<split>.txt`` (or its ``.txt.bz2``) when the run
     holds one, else (sources, references) from what its ``test_set.json`` names (files, or the data
     config that generates them), checksum verified (:class:`DataError`, one line, when it
     differs or the file is missing). None when the run has neither."""
     run_dir = Path(run_dir)
-    # a committed grid keeps it gzip'd (seq2seq_lab/record/compressed_outputs.py)
+    # a committed grid keeps it compressed (seq2seq_lab/record/compressed_outputs.py)
     kept = read_kept_lines(run_dir / f"{kind}.{split}.txt")
     if kept is not None:
         return kept
