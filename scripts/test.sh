@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command: the whole suite on the CPU (about 20 minutes on 2 cores).
+# The test command: the whole suite on the CPU (its time on 2 cores: README.md).
 #   bash scripts/test.sh [pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
