@@ -14,8 +14,8 @@ declared in the experiment's spec before any run, and reads the interval of Δ:
 
 Anything else is **undecided**, and :func:`why_undecided` names the reason: the test outputs
 were not there (the test-sentence term is not measured); the test set is too small for the
-margin (with any number of seeds test-sentence sampling alone leaves the interval across the
-margin); or too few seeds, with how many the observed spread needs.
+margin (the estimate lies closer to the margin than the interval that test-sentence sampling
+alone leaves with any number of seeds); or too few seeds, with how many the observed spread needs.
 """
 
 from __future__ import annotations
@@ -63,6 +63,14 @@ class Claim:
             "not below": f"90 % interval's lower end >= -{m:g} (one-sided test at 0.05)",
         }[self.kind]
 
+    def gap(self, d: Difference) -> float:
+        """How far the estimate lies from the edge the interval has to clear: the interval's
+        half-width must shrink below it for the check to be decided."""
+        m = self.margin
+        if self.kind == "within":
+            return abs(m - abs(d.delta))
+        return abs(d.delta - (-m if self.kind == "not below" else m))
+
     def interval_text(self, d: Difference) -> str:
         """Δ with the interval this claim reads."""
         if self.kind in ("within", "not below"):
@@ -84,8 +92,9 @@ def why_undecided(claim: Claim, d: Difference) -> str:
             0.90 if claim.kind in ("within", "not below") else 0.95
         )
         return (
-            f"test set too small for the margin: with any number of seeds, test-sentence "
-            f"sampling alone leaves ±{half:.2f} ({d.sentences} sentences)"
+            f"test set too small for the margin: the estimate is {claim.gap(d):.2f} from it, and "
+            f"with any number of seeds test-sentence sampling alone leaves ±{half:.2f} "
+            f"({d.sentences} sentences)"
         )
     for n in range(d.seeds + 1, MAX_SEEDS + 1):
         if claim.decide(d.with_seeds(n)) is not None:

@@ -1,0 +1,50 @@
+"""Why a check is undecided (report/rules.py): the reason names what would decide it."""
+
+from __future__ import annotations
+
+import pytest
+
+from seq2seq_lab.report.evidence import Difference
+from seq2seq_lab.report.rules import Claim, why_undecided
+
+
+def made(delta: float, seed_var: float, test_var: float | None, sentences: int = 4000):
+    """A paired difference over 5 seeds with the given variance terms."""
+    return Difference(
+        "a", "b", "test BLEU", (0.0,) * 5, (delta,) * 5, True, delta, seed_var, 4.0,
+        test_var, sentences, True,
+    )  # fmt: skip
+
+
+def test_an_estimate_at_the_margin_names_the_test_set_and_the_gap():
+    """+0.98 inside ±1: the interval must shrink below 0.02, and the test-sentence term alone
+    (sd 0.1) leaves more than that with any number of seeds."""
+    claim = Claim("within", 1.0)
+    reason = why_undecided(claim, made(0.98, 0.3, 0.01))
+    assert reason.startswith("test set too small for the margin: the estimate is 0.02 from it")
+    assert "(4000 sentences)" in reason
+
+
+def test_seeds_that_would_decide_are_counted():
+    claim = Claim("at least", 0.0)
+    reason = why_undecided(claim, made(1.0, 1.0, 0.001))
+    assert claim.decide(made(1.0, 1.0, 0.001)) is None
+    assert reason.startswith("too few seeds: 5; the observed spread needs about ")
+    needed = int(reason.rsplit(" ", 1)[1])
+    assert claim.decide(made(1.0, 1.0, 0.001).with_seeds(needed)) is True
+    assert claim.decide(made(1.0, 1.0, 0.001).with_seeds(needed - 1)) is None
+
+
+def test_missing_outputs_are_named_before_anything_else():
+    assert why_undecided(Claim("at least", 0.0), made(1.0, 1.0, None)).startswith(
+        "test outputs missing"
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "margin", "delta", "gap"),
+    [("at least", 2.0, 2.5, 0.5), ("at most", -0.5, -0.2, 0.3), ("within", 1.0, -0.7, 0.3),
+     ("not below", 0.5, -0.4, 0.1)],
+)  # fmt: skip
+def test_the_gap_is_the_distance_to_the_edge_the_interval_must_clear(kind, margin, delta, gap):
+    assert Claim(kind, margin).gap(made(delta, 1.0, 0.01)) == pytest.approx(gap)
