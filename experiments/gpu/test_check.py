@@ -44,7 +44,7 @@ def dry_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
            "WORK": str(tmp / "work"), "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
     done = subprocess.run(["bash", "experiments/gpu/check.sh", "--dry-run", "--out", str(out)],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)  # fmt: skip
     return out, done
 
 
