@@ -8,13 +8,14 @@
 # seconds) is set, then appends one line to OUT/wall_time.txt (its first line names LABEL):
 # when, seconds, runs finished (the report's rule, seq2seq_lab/report/runs.py) of JOBS, exit
 # status, CPU, GPU, command. A grid whose JOBS runs had all finished gets no pass (nothing to
-# train, and no line that would count as one). Reads $PY and $deadline; sets $pass_status.
+# train, and no line that would count as one), unless its wall-clock cap ended one of them: a
+# pass continues such a run where the command now raises the cap (record/run_dir.py). Reads $PY and $deadline; sets $pass_status.
 queue_pass() {
   local label=$1 out=$2 runs=$3 jobs=$4
   shift 4
   local start end pid limit=() finished cpu gpu
   pass_status=0
-  if [[ $jobs =~ ^[0-9]+$ ]] && [ "$(queue_finished "$runs")" = "$jobs" ]; then
+  if [[ $jobs =~ ^[0-9]+$ ]] && [ "$(queue_finished "$runs" settled)" = "$jobs" ]; then
     echo "$label: all $jobs runs finished before, no pass -> $out"
     return 0
   fi
@@ -52,9 +53,14 @@ queue_pass() {
 }
 
 # How many runs under RUNS have finished (the report's rule), '?' where none can be read.
+# queue_finished RUNS [settled]: how many runs in RUNS finished (the report's rule); with
+# "settled", not counting those the wall clock ended (trainer.max_time)
 queue_finished() {
-  "$PY" -c "from seq2seq_lab.report.runs import find_runs
-print(sum(run.finished for run in find_runs('$1')[0]))" 2> /dev/null || echo '?'
+  "$PY" -c "import sys
+from seq2seq_lab.report.runs import find_runs
+settled = sys.argv[2:] == ['settled']
+print(sum(run.finished and not (settled and run.stopped_by == 'trainer.max_time')
+          for run in find_runs(sys.argv[1])[0]))" "$1" "${2:-}" 2> /dev/null || echo '?'
 }
 
 # The epoch second at which MINUTES (the whole call's budget, may be fractional) runs out, or

@@ -3,7 +3,9 @@
 # three seeds, each experiment's update budget or convergence rule), run as a resumable queue.
 # Every pass runs the whole sweep into the same directory with `resume=true`: a finished run is
 # kept, a run cut short (end of a session, kill -9) continues from its last.ckpt, the rest
-# start (seq2seq_lab/record/run_dir.py: continuation). Checkpoints are not committed: in a fresh clone
+# start (seq2seq_lab/record/run_dir.py: continuation); a run its wall-clock cap ended goes on
+# to its update budget when OVERRIDES raise the cap (cpu_run_minutes=120) while its
+# last.ckpt is on disk. Checkpoints are not committed: in a fresh clone
 # a run cut short starts again, its partial files kept under runs/<job>/abandoned/. After each
 # pass the report is regenerated from whatever has finished; its verdict stays inconclusive
 # until every run it needs is there. A job identical to a finished run of another grid on the

@@ -276,15 +276,22 @@ def test_the_next_stage_gets_what_is_left_of_the_budget(left_seconds, begins):
         assert 9.9 <= float(proc.stdout) <= 10.0
 
 
-@pytest.mark.parametrize("finished, passes", [(2, 0), (1, 1)])
-def test_a_queue_pass_over_a_finished_grid_trains_and_records_nothing(tmp_path, finished, passes):
+@pytest.mark.parametrize("finished, clocked, passes", [(2, 0, 0), (1, 0, 1), (2, 1, 1)])
+def test_a_queue_pass_over_a_finished_grid_trains_and_records_nothing(
+    tmp_path, finished, clocked, passes
+):
     """queue.sh's queue_pass: when every one of the grid's JOBS runs had finished, the sweep
     is not started and wall_time.txt gets no line (a 12-second pass over a finished grid used
-    to count as one more pass); with a run left it runs and records its pass."""
+    to count as one more pass); with a run left it runs and records its pass, and so with a
+    run its wall-clock cap ended (the sweep continues it if its cap is now raised)."""
     runs = tmp_path / "out" / "runs"
     for seed in range(finished):
-        write_run(runs / str(seed), experiment="e1_attention", variant="plain", family="plain",
-                  seed=seed + 1)  # fmt: skip
+        path = write_run(runs / str(seed), experiment="e1_attention", variant="plain",
+                         family="plain", seed=seed + 1)  # fmt: skip
+        if seed < clocked:
+            results = json.loads((path / "results.json").read_text())
+            results.setdefault("training", {})["stopped_by"] = "trainer.max_time"
+            (path / "results.json").write_text(json.dumps(results))
     queue = shlex.quote(str(REPO / "experiments" / "queue.sh"))
     marker = tmp_path / "swept"
     script = (f"source {queue}; queue_pass 'experiment: e1' {tmp_path / 'out'} {runs} 2 "
@@ -297,7 +304,7 @@ def test_a_queue_pass_over_a_finished_grid_trains_and_records_nothing(tmp_path, 
     lines = wall.read_text().splitlines()[1:] if wall.exists() else []
     assert len(lines) == passes
     if passes:
-        assert "runs finished: 1 of 2" in lines[0]
+        assert f"runs finished: {finished} of 2" in lines[0]
     else:
         assert (
             proc.stdout.strip()

@@ -20,7 +20,7 @@ from report_support import write_run
 
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.pipeline.training import train
-from seq2seq_lab.record.run_dir import check_run_dir
+from seq2seq_lab.record.run_dir import cap_seconds, check_run_dir, continuation
 from seq2seq_lab.report.runs import find_runs
 
 pytestmark = pytest.mark.slow
@@ -288,3 +288,34 @@ def test_a_report_finds_the_runs_kept_inside_its_own_directory(tmp_path):
     assert [r.variant for r in runs] == ["v"]
     runs, _ = find_runs(tmp_path, exclude=tmp_path / "report")  # the report's output skipped
     assert runs == []
+
+
+@pytest.mark.parametrize(
+    ("stopped_by", "now", "goes_on"),
+    [("trainer.max_time", {"minutes": 120}, True), ("trainer.max_time", None, True),
+     ("trainer.max_time", {"minutes": 40}, False), ("trainer.max_time", "00:00:30:00", False),
+     ("trainer.max_steps=8000", {"minutes": 120}, False)],
+)  # fmt: skip
+def test_a_queue_continues_a_run_its_clock_ended_once_the_cap_is_raised(
+    tmp_path, stopped_by, now, goes_on
+):
+    """A finished run is kept, unless the wall clock ended it and the job now allows more."""
+    path = write_run(tmp_path / "0", experiment="e4", variant="pre", family="transformer", seed=1)
+    results = json.loads((path / "results.json").read_text())
+    results["config"].update(experiment_name="e4", variant="pre", seed=1,
+                             trainer={"max_time": {"minutes": 40}})  # fmt: skip
+    results["training"] = {"steps": 7391, "stopped_by": stopped_by}
+    (path / "results.json").write_text(json.dumps(results))
+    (path / "checkpoints").mkdir()
+    (path / "checkpoints" / "last.ckpt").write_bytes(b"")
+    job = {"experiment_name": "e4", "variant": "pre", "seed": 1, "trainer": {"max_time": now}}
+    kept = continuation(path, job)
+    assert (kept.ckpt_path == path / "checkpoints" / "last.ckpt") is goes_on
+    assert (kept.finished is None) is goes_on
+
+
+def test_cap_seconds_reads_every_form_lightning_takes():
+    from datetime import timedelta
+
+    assert cap_seconds({"minutes": 40}) == cap_seconds("00:00:40:00") == 2400
+    assert cap_seconds(timedelta(hours=1)) == 3600 and cap_seconds(None) == float("inf")

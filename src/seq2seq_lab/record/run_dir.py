@@ -18,7 +18,7 @@ sweep again and again into the same directory: each job then goes on with what i
 holds (:func:`continuation`) instead of being refused: a finished run is kept byte for byte
 (Hydra writes no new ``.hydra/`` record there: ``hydra.output_subdir`` in conf/hydra/default.yaml;
 nor a line in its log: :func:`close_run_log`), an unfinished one continues from its
-``last.ckpt``.
+``last.ckpt``, and so does one its wall-clock cap ended once the queue raises the cap.
 
 Under DDP every rank runs ``train`` in the same directory: only global rank zero checks it
 (:func:`is_rank_zero`) and writes the run's outputs.
@@ -33,9 +33,11 @@ started into one directory at the same instant one is refused.
 from __future__ import annotations
 
 import logging
+import math
 import sys
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +163,8 @@ def continuation(run_dir: Path, job: Any) -> Continuation:
     - results.json with a :data:`~seq2seq_lab.record.results.FINISHED` status: the run is kept as it
       is (``finished``, its record);
     - an unfinished run (interrupted, failed, or killed with no record) with a
-      ``checkpoints/last.ckpt``: it continues from there (``ckpt_path``);
+      ``checkpoints/last.ckpt``: it continues from there (``ckpt_path``); so does a run the
+      wall clock ended whose job now allows it more time (:func:`clock_cap_raised`);
     - a run killed before its first checkpoint: its files are moved to ``abandoned/<time>/``
       in the directory (kept, not deleted; the report leaves them out) and the job starts again;
     - nothing there: the job starts.
@@ -186,6 +189,8 @@ def continuation(run_dir: Path, job: Any) -> Continuation:
                 f"{_named(ours)} (the grid changed?): give the queue a new hydra.sweep.dir"
             )
     if record is not None and record.get("status") in FINISHED:
+        if last.is_file() and clock_cap_raised(record, job):
+            return Continuation(ckpt_path=last)
         return Continuation(finished=record)
     if last.is_file():
         return Continuation(ckpt_path=last)
@@ -193,6 +198,29 @@ def continuation(run_dir: Path, job: Any) -> Continuation:
     if found and is_rank_zero():
         set_aside(run_dir, found)
     return Continuation()
+
+
+def clock_cap_raised(record: dict[str, Any], job: Any) -> bool:
+    """Whether a finished run was ended by its wall-clock cap (``trainer.max_time``) and the
+    job now gives it a larger one: the same run then goes on to its update budget (Lightning's
+    Timer restores the time already trained, so the new cap counts it)."""
+    if (record.get("training") or {}).get("stopped_by") != "trainer.max_time":
+        return False
+    was = ((record.get("config") or {}).get("trainer") or {}).get("max_time")
+    return cap_seconds((job.get("trainer") or {}).get("max_time")) > cap_seconds(was)
+
+
+def cap_seconds(cap: Any) -> float:
+    """``trainer.max_time`` in seconds, in any form Lightning takes: None (no cap: infinite),
+    "DD:HH:MM:SS", a mapping of timedelta's keywords ({"minutes": 40}) or a timedelta."""
+    if cap is None:
+        return math.inf
+    if isinstance(cap, timedelta):
+        return cap.total_seconds()
+    if isinstance(cap, str):
+        days, hours, minutes, seconds = (int(part) for part in cap.split(":"))
+        return timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds).total_seconds()
+    return timedelta(**dict(cap)).total_seconds()
 
 
 def close_run_log(run_dir: Path) -> None:
