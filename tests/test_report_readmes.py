@@ -32,13 +32,15 @@ def test_committed_readme_blocks_match_the_specs_and_configs(rendered):
 def test_every_link_in_a_generated_block_resolves(rendered):
     blocks = 0
     for path, text in rendered.items():
-        for pattern in (readmes.BLOCK, readmes.TABLE_BLOCK, readmes.QUALITY_BLOCK):
+        patterns = (readmes.BLOCK, readmes.TABLE_BLOCK, readmes.QUALITY_BLOCK, readmes.WALL_BLOCK)
+        for pattern in patterns:
             for block in (m.group(0) for m in pattern.finditer(text)):
                 blocks += 1
                 for target in re.findall(r"\]\(([^)#]+)\)", block):
                     assert (path.parent / target).exists(), (path, target)
-    # one per experiment, the index, two verdict tables, the quality table (the recipe study's)
-    assert blocks == len(SPECS) + 4
+    # one per experiment, the index, two verdict tables, the quality table (the recipe study's),
+    # the five-seed grid's wall times
+    assert blocks == len(SPECS) + 5
 
 
 def test_a_changed_check_makes_the_committed_block_stale(monkeypatch):
@@ -105,6 +107,49 @@ def test_the_quality_block_is_the_reports_table_section_and_names_a_stale_report
     source = readmes.QUALITY_BLOCK.search(readme).group("source")
     committed = readmes.quality_block(REPO / source, REPO, source)
     assert committed.split("\n", 2)[2] in readme
+
+
+def _queue_file(path: Path, *passes: tuple[str, int, str, str]) -> None:
+    """A wall_time.txt as experiments/queue.sh writes it: (end, seconds, finished, cpu)."""
+    path.parent.mkdir(parents=True)
+    lines = [f"experiment: {path.parent.parent.parent.name} (resumable queue)"]
+    for end, seconds, finished, cpu in passes:
+        lines.append(
+            f"pass: finished {end}, wall_seconds: {seconds}, runs finished: {finished}, "
+            f"exit: 0, cpu: {cpu}, gpu: none, command: python -m seq2seq_lab.train -m x=1,2"
+        )
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_the_wall_time_block_sums_every_pass_of_every_stage_in_the_order_they_ran(tmp_path):
+    source = "experiments/*/results/v2*/wall_time.txt"
+    late = tmp_path / "experiments/e1_x/results/v2-8k/wall_time.txt"
+    early = tmp_path / "experiments/e2_y/results/v2/wall_time.txt"
+    _queue_file(late, ("2026-11-29T10:00:00Z", 3600, "1 of 4", "Xeon (AMX-BF16, AVX2) x 2"),
+                ("2026-11-29T12:00:00Z", 1800, "4 of 4", "EPYC (AVX2) x 2"))  # fmt: skip
+    _queue_file(early, ("2026-11-28T09:00:00Z", 600, "2 of 2", "EPYC (AVX2) x 2"))
+    _queue_file(tmp_path / "experiments/e3_z/results/other/wall_time.txt",
+                ("2026-11-27T09:00:00Z", 999, "1 of 1", "EPYC (AVX2) x 2"))  # fmt: skip
+    block = readmes.wall_block(tmp_path, tmp_path / "experiments", source)
+    assert readmes.WALL_BLOCK.fullmatch(block)
+    assert readmes.WALL_BLOCK.fullmatch(block).group("source") == source
+    rows = [line for line in block.splitlines() if line.startswith("| [") or "total" in line]
+    assert rows == [
+        "| [v2](e2_y/results/v2/wall_time.txt) | e2_y | 1 | 10 min (600 s) | 2 of 2 "
+        "| EPYC (AVX2) x 2 |",
+        "| [v2-8k](e1_x/results/v2-8k/wall_time.txt) | e1_x | 2 | 1 h 30 min (5,400 s) | 4 of 4 "
+        "| Xeon (AMX-BF16, AVX2) x 2, EPYC (AVX2) x 2 |",
+        "| **total** |  | 3 | **1 h 40 min** (6,000 s) |  |  |",
+    ]
+
+
+def test_the_committed_wall_time_block_is_the_grids_queue_files():
+    text = (REPO / "experiments" / "README.md").read_text()
+    marker = readmes.WALL_BLOCK.search(text)
+    files = sorted(REPO.glob(marker.group("source")))
+    assert files and all(
+        f"]({f.relative_to(REPO / 'experiments')})" in marker.group(0) for f in files
+    )
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))

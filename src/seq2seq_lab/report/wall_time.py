@@ -7,16 +7,25 @@
     wall time = sum over passes of wall_seconds
 
 (each pass's command, end, runs finished and hardware stay in the file, linked from the report).
+A grid run in stages (``experiments/run_synthetic_v2.sh``: one results folder, so one file, per
+stage and comparison) gets a table of its stages, the total their sum (``stages_rows``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 FILE = "wall_time.txt"
 _SECONDS = re.compile(r"\bwall_seconds: (\d+)\b")
+# a queue's pass (experiments/queue.sh writes it)
+_PASS = re.compile(
+    r"^pass: finished (?P<end>\S+), wall_seconds: (?P<seconds>\d+), "
+    r"runs finished: (?P<finished>\d+) of (?P<jobs>\d+), .*?cpu: (?P<cpu>.*?), gpu: ",
+    re.MULTILINE,
+)
 
 
 @dataclass(frozen=True)
@@ -25,13 +34,17 @@ class WallTime:
     seconds: int
     passes: int
 
+    @property
+    def span(self) -> str:
+        """ "2 h 5 min", "7 min"."""
+        hours, minutes = divmod(round(self.seconds / 60), 60)
+        return f"{hours} h {minutes} min" if hours else f"{minutes} min"
+
     def text(self, link: str) -> str:
         """One line for a report: the sum, the passes, the file (at the relative ``link``)."""
-        hours, minutes = divmod(round(self.seconds / 60), 60)
-        span = f"{hours} h {minutes} min" if hours else f"{minutes} min"
         passes = f"{self.passes} passes" if self.passes != 1 else "one pass"
         return (
-            f"{span} ({self.seconds:,} s) in {passes} of the grid's script "
+            f"{self.span} ({self.seconds:,} s) in {passes} of the grid's script "
             f"([{FILE}]({link}): each pass's command, end, runs finished and hardware)"
         )
 
@@ -45,3 +58,38 @@ def find_wall_time(runs_root: Path) -> WallTime | None:
             if seconds:
                 return WallTime(path, sum(seconds), len(seconds))
     return None
+
+
+STAGES_HEADER = ("stage", "comparison", "passes", "wall time", "runs finished", "CPU")
+
+
+def stages_rows(files: Sequence[Path], link: Callable[[Path], str]) -> list[list[object]]:
+    """A staged grid's wall time: one row per queue file (a stage of one comparison) in the
+    order its first pass ended, with its passes, sum, runs finished at its last pass and the
+    CPUs its passes ran on, then the total (the sum of every pass of every stage). ``link``
+    gives a file's relative link from where the table is written."""
+    stages = []
+    for path in files:
+        passes = list(_PASS.finditer(path.read_text(encoding="utf-8")))
+        if passes:
+            stages.append((passes[0]["end"], path, passes))
+    rows = []
+    for _, path, passes in sorted(stages, key=lambda stage: stage[0]):
+        wall = WallTime(path, sum(int(p["seconds"]) for p in passes), len(passes))
+        cpus = ", ".join(dict.fromkeys(p["cpu"] for p in passes))
+        last = passes[-1]
+        rows.append(
+            [
+                f"[{path.parent.name}]({link(path)})",
+                path.parent.parent.parent.name,  # experiments/<name>/results/<folder>/FILE
+                wall.passes,
+                f"{wall.span} ({wall.seconds:,} s)",
+                f"{last['finished']} of {last['jobs']}",
+                cpus,
+            ]
+        )
+    total = sum(int(p["seconds"]) for _, _, passes in stages for p in passes)
+    count = sum(len(passes) for _, _, passes in stages)
+    span = WallTime(Path(), total, count).span
+    rows.append(["**total**", "", count, f"**{span}** ({total:,} s)", "", ""])
+    return rows
