@@ -4,7 +4,7 @@
 # ends the call cleanly, JOBS and THREADS as there). Each comparison's cut of its grid at this
 # scale is its sizes/synthetic_v2.yaml (E3's keeps its main check's three variants; E3 does
 # not run at this scale, see below).
-# Six stages, each into experiments/<name>/results/<folder>/:
+# Seven stages, each into experiments/<name>/results/<folder>/:
 #   synthetic_v2       E1, E6, E2, E4, E5 at the scale's budgets (E1 4,000 updates);
 #   synthetic_v2-8k    E1 again and E7 at 8,000 updates: at 4,000 E1's Bahdanau seeds had
 #                      not converged (their attention jump came at 1,200-2,800 updates:
@@ -27,7 +27,9 @@
 #                      warmup and post-LN with it still rose (e4_norm_warmup/NOTES.md);
 #                      pre-LN with warmup is E1's 8,000-update Transformer, reused;
 #   synthetic_v2-8k    (E5) E5's pair at 8,000 updates: its scaled model still rose at
-#                      4,000 (e5_scaling/NOTES.md).
+#                      4,000 (e5_scaling/NOTES.md);
+#   synthetic_v2-32k   E1's Luong, then plain seq2seq (check (1) at equal updates), at 32,000
+#                      updates: the last budget declared for Luong (e1_attention/NOTES.md).
 # A job identical to a finished run of another comparison in the same folder reuses it (E1's
 # plain, Bahdanau and Transformer are E2's forward, E7's GRU and E6's sinusoidal runs), so E1
 # goes first in each stage.
@@ -57,4 +59,8 @@ SCALE=synthetic_v2 DATA=synthetic_v2-lr3e-3-8k REUSE_DATA=synthetic_v2-8k \
   e4_norm_warmup
 queue_next_stage run_synthetic_v2.sh "synthetic_v2-8k (E5)" || exit 0
 SCALE=synthetic_v2 DATA=synthetic_v2-8k OVERRIDES="updates.synthetic_v2=8000 cpu_run_minutes=120" \
-  exec bash experiments/run_real.sh e5_scaling
+  bash experiments/run_real.sh e5_scaling
+queue_next_stage run_synthetic_v2.sh synthetic_v2-32k || exit 0
+SCALE=synthetic_v2 DATA=synthetic_v2-32k \
+  OVERRIDES="model=luong,plain updates.synthetic_v2=32000 cpu_run_minutes=240" \
+  exec bash experiments/run_real.sh e1_attention
