@@ -15,8 +15,7 @@ quality table of the recurrent recipes (``seq2seq_lab.report.quality``) is copie
 committed report into ``experiments/recipe_quality/README.md``, where its markers stand (any
 README of the checkout or of ``experiments/*/`` may quote it); likewise a staged grid's table of
 wall times (``seq2seq_lab.report.wall_time``), its marker naming the glob of the stages' queue
-files. Text outside the markers
-(committed results) is hand-written and left alone.
+files. Text outside the markers (committed results) is hand-written and left alone.
 """
 
 from __future__ import annotations
