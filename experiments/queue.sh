@@ -9,7 +9,8 @@
 # when, seconds, runs finished (the report's rule, seq2seq_lab/report/runs.py) of JOBS, exit
 # status, CPU, GPU, command. A grid whose JOBS runs had all finished gets no pass (nothing to
 # train, and no line that would count as one), unless its wall-clock cap ended one of them: a
-# pass continues such a run where the command now raises the cap (record/run_dir.py). Reads $PY and $deadline; sets $pass_status.
+# pass continues such a run where the command now raises the cap (record/run_dir.py).
+# Reads $PY and $deadline; sets $pass_status.
 queue_pass() {
   local label=$1 out=$2 runs=$3 jobs=$4
   shift 4
@@ -52,9 +53,9 @@ queue_pass() {
   echo "$label: pass took $(( (end - start) / 60 )) min, $finished of $jobs runs finished -> $out"
 }
 
-# How many runs under RUNS have finished (the report's rule), '?' where none can be read.
-# queue_finished RUNS [settled]: how many runs in RUNS finished (the report's rule); with
-# "settled", not counting those the wall clock ended (trainer.max_time)
+# queue_finished RUNS [settled]: how many runs under RUNS have finished (the report's rule),
+# '?' where none can be read; with "settled", not counting those the wall clock ended
+# (trainer.max_time)
 queue_finished() {
   "$PY" -c "import sys
 from seq2seq_lab.report.runs import find_runs
