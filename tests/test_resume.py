@@ -26,6 +26,7 @@ from conftest import REPO, accelerator_override, compose_config, tiny_overrides
 from seq2seq_lab.config import model_config
 from seq2seq_lab.data.batching import ResumableDataLoader, TokenBudgetBatchSampler
 from seq2seq_lab.loggers.csv_logger import ResumableCSVLogger
+from seq2seq_lab.record.compressed_outputs import compress_finished_runs
 from seq2seq_lab.pipeline.training import train
 from seq2seq_lab.training.checkpoint_io import AtomicCheckpointIO
 from seq2seq_lab.training.divergence import DivergenceRule
@@ -191,6 +192,28 @@ def test_a_run_resumed_elsewhere_starts_with_the_history_of_the_checkpoints_run(
     logger.save()
     assert [r["step"] for r in _history(new / "csv" / "metrics.csv")] == ["0", "1", "2", "3"]
     assert len(_history(old / "csv" / "metrics.csv")) == 5  # the old run's file is untouched
+
+
+def test_a_finished_runs_compressed_history_is_continued(tmp_path):
+    """A committed run keeps csv/metrics.csv bzip2'd (record/compressed_outputs.py); resumed
+    with a larger budget, it continues that history, and the stale compressed copy goes."""
+    run = tmp_path / "run"
+    _write_history(run / "csv" / "metrics.csv", range(0, 5))
+    (run / "results.json").write_text(json.dumps({"status": "completed"}), "utf-8")
+    assert compress_finished_runs(tmp_path) == [run / "csv" / "metrics.csv.bz2"]
+    checkpoint = tmp_path / "last.ckpt"
+    torch.save({"global_step": 5, "hyper_parameters": {"run_config": {"paths": {
+        "output_dir": str(run)}}}}, checkpoint)  # fmt: skip
+    logger = ResumableCSVLogger(
+        save_dir=str(run), name="csv", version="", flush_logs_every_n_steps=1,
+        resume_from=str(checkpoint),
+    )  # fmt: skip
+    logger.log_metrics({"train/loss": 0.5}, step=5)
+    logger.save()
+    rows = _history(run / "csv" / "metrics.csv")
+    assert [r["step"] for r in rows] == ["0", "1", "2", "3", "4", "5"]
+    assert rows[4]["train/loss"] == str(10 - 4 / 10)
+    assert sorted(p.name for p in (run / "csv").iterdir()) == ["metrics.csv"]
 
 
 # ---------------------------------------------------------------------------- whole runs

@@ -11,13 +11,15 @@ itself, so every step appears once. ``LastCheckpoint`` flushes the loggers befor
 checkpoint, so the rows before a checkpoint are on disk whenever the checkpoint is.
 
 The history is read from the checkpoint's own run directory (recorded in the checkpoint),
-else from this run's directory (a run directory that was moved); a run that is not resumed
+else from this run's directory (a run directory that was moved), as written or bzip2'd (a
+finished run's, :mod:`seq2seq_lab.record.compressed_outputs`); a run that is not resumed
 starts an empty file as Lightning's logger does. Every rewrite of the file is atomic.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import logging
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ from lightning.pytorch.loggers.csv_logs import ExperimentWriter
 
 from seq2seq_lab.errors import CheckpointError
 from seq2seq_lab.record.atomic import write_atomically
+from seq2seq_lab.record.compressed_outputs import discard_compressed, read_kept_text
 
 log = logging.getLogger(__name__)
 
@@ -97,11 +100,11 @@ def history_before(checkpoint: Path, *, log_subdir: Path, fallback: Path) -> His
         [Path(run_dir) / log_subdir / ExperimentWriter.NAME_METRICS_FILE] if run_dir else []
     )
     for path in [*candidates, fallback]:
-        if path.is_file():
-            with open(path, encoding="utf-8", newline="") as f:
-                reader = csv.DictReader(f)
-                rows = [r for r in reader if r.get("step") and int(float(r["step"])) < step]
-                return History(rows, list(reader.fieldnames or []))
+        text = read_kept_text(path)  # a finished run's is bzip2'd (record/compressed_outputs.py)
+        if text is not None:
+            reader = csv.DictReader(io.StringIO(text, newline=""))
+            rows = [r for r in reader if r.get("step") and int(float(r["step"])) < step]
+            return History(rows, list(reader.fieldnames or []))
     log.warning("no metrics history of %s found: metrics.csv starts at step %d", checkpoint, step)
     return History([], [])
 
@@ -116,6 +119,8 @@ class HistoryWriter(ExperimentWriter):
         if history is not None:
             self.metrics_keys = list(history.columns)
             _write_csv(Path(self.metrics_file_path), history.columns, history.rows)
+            # a finished run's compressed copy, now superseded by the file just written
+            discard_compressed(Path(self.metrics_file_path))
 
     def _check_log_dir_exists(self) -> None:
         if self._history is None:

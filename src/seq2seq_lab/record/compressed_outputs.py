@@ -1,4 +1,5 @@
-"""A committed grid's test outputs, bzip2-compressed: the same lines in a sixth of the bytes.
+"""A committed grid's test outputs and metrics histories, bzip2-compressed: the same text in a
+sixth (translations) to a third (metrics) of the bytes.
 
 A run writes its translations as plain text, ``hypotheses.<split>.txt``, one per line, where a
 user reads them (and the length probe's, ``length_probe/join-<k>.txt``, one file per join). A grid committed to the repository keeps one per run and split, and the
@@ -20,9 +21,12 @@ finished (:func:`compress_finished_runs`), into ``hypotheses.<split>.txt.bz2``:
   of identical runs, the alignment analysis and the probe's rescoring read any form; ``bzcat``
   shows one.
 
-Only those translations are compressed (:data:`PATTERNS`, under a run's own directory): the
-other text records (results.json, the Hydra record, the log) stay readable as they are, and are
-small. The probe's joins are its largest files on Multi30k (six joins of test2016 a run).
+The metrics history, ``csv/metrics.csv`` (Lightning's CSVLogger), is compressed too: a run
+logging every 50 updates writes one row per log with every float at full precision, ~90 KB at
+32,000 updates, and there is one per run. Reports and a resumed run's history read it through
+:func:`read_kept_text`. The probe's joins are its largest files on Multi30k (six joins of
+test2016 a run). Nothing else is compressed (:data:`PATTERNS`, under a run's own directory):
+the other text records (results.json, the Hydra record, the log) stay readable as they are.
 """
 
 from __future__ import annotations
@@ -32,11 +36,12 @@ import gzip
 import sys
 from pathlib import Path
 
-from seq2seq_lab.data.lines import decode_lines, read_lines
+from seq2seq_lab.data.lines import decode_lines, decode_utf8
 from seq2seq_lab.record.atomic import write_bytes
 from seq2seq_lab.record.results import FINISHED, read_results
 
-PATTERNS = ("hypotheses.*.txt", "length_probe/join-*.txt")  # relative to a run's directory
+# relative to a run's directory
+PATTERNS = ("hypotheses.*.txt", "length_probe/join-*.txt", "csv/metrics.csv")
 # the record a run writes last: a training run's, an evaluation's (python -m seq2seq_lab.eval)
 RECORDS = ("results.json", "eval_results.json")
 SUFFIX = ".bz2"
@@ -63,16 +68,37 @@ def compress(path: Path) -> Path:
     return target
 
 
-def read_kept_lines(path: Path) -> list[str] | None:
-    """The lines of ``path`` as a run wrote it, else of its ``.bz2`` (:func:`compress`) or an
-    older run's ``.gz``; None when none exists."""
+def _kept(path: Path) -> tuple[bytes, Path] | None:
+    """(the bytes ``path`` was written with, the file they were read from), from ``path``
+    itself, else from its ``.bz2`` or ``.gz``; None when none exists."""
     if path.is_file():
-        return read_lines(path)
+        return path.read_bytes(), path
     for suffix, decompress in DECOMPRESS.items():
         compressed = path.with_name(path.name + suffix)
         if compressed.is_file():
-            return decode_lines(decompress(compressed.read_bytes()), compressed)
+            return decompress(compressed.read_bytes()), compressed
     return None
+
+
+def read_kept_lines(path: Path) -> list[str] | None:
+    """The lines of ``path`` as a run wrote it, else of its ``.bz2`` (:func:`compress`) or an
+    older run's ``.gz``; None when none exists."""
+    kept = _kept(path)
+    return None if kept is None else decode_lines(*kept)
+
+
+def read_kept_text(path: Path) -> str | None:
+    """The text of ``path`` (UTF-8, line ends as written), else of its ``.bz2`` or ``.gz``;
+    None when none exists. For files read whole, such as a CSV."""
+    kept = _kept(path)
+    return None if kept is None else decode_utf8(*kept)
+
+
+def discard_compressed(path: Path) -> None:
+    """Remove ``path``'s ``.bz2`` and ``.gz``, if any: for a file written again in full (a
+    resumed run's metrics history), whose older compressed form would be stale."""
+    for suffix in DECOMPRESS:
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
 
 
 def compress_finished_runs(root: str | Path) -> list[Path]:
@@ -94,15 +120,16 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(
         prog="python -m seq2seq_lab.record.compressed_outputs",
-        description="bzip2 the translations (hypotheses.*.txt, length_probe/join-*.txt) of every "
-        "finished run under each directory (a grid's runs/), for committing; reports read "
-        "any form (plain, .bz2, an older run's .gz); old .gz files are re-compressed.",
+        description="bzip2 the translations (hypotheses.*.txt, length_probe/join-*.txt) and the "
+        "metrics history (csv/metrics.csv) of every finished run under each directory (a grid's "
+        "runs/), for committing; reports read any form (plain, .bz2, an older run's .gz); old "
+        ".gz files are re-compressed.",
     )
     parser.add_argument("roots", nargs="+", type=Path, help="directories holding run dirs")
     for root in parser.parse_args(argv).roots:
         written = compress_finished_runs(root)
         if written:
-            print(f"{root}: {len(written)} translation files compressed", file=sys.stderr)
+            print(f"{root}: {len(written)} files compressed", file=sys.stderr)
     return 0
 
 

@@ -1,9 +1,9 @@
 """Finding and reading the runs a report is made of.
 
-A run is a directory with a ``results.json`` written by ``seq2seq_lab.pipeline.training.train``, plus
-what the pipeline and callbacks leave beside it: ``hypotheses.<split>.txt`` (gzip'd in a
-committed grid: :mod:`seq2seq_lab.record.compressed_outputs`) and the test set it
-was scored on (``test_set.json``, or copies ``{references,sources}.<split>.txt``:
+A run is a directory with a ``results.json`` written by ``seq2seq_lab.pipeline.training.train``,
+plus what the pipeline and callbacks leave beside it: ``hypotheses.<split>.txt`` (bzip2'd in a
+committed grid, as is the metrics history: :mod:`seq2seq_lab.record.compressed_outputs`) and
+the test set it was scored on (``test_set.json``, or copies ``{references,sources}.<split>.txt``:
 :mod:`seq2seq_lab.data.test_set`), ``csv/metrics.csv`` (Lightning's CSVLogger),
 ``diagnostics/grad_norms_init.json`` and ``diagnostics/validation.jsonl``
 (TransformerDiagnostics) and the AttentionPlots callback's ``attention/step*/val*.png``.
@@ -20,6 +20,7 @@ none either.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ import hydra.utils
 
 from seq2seq_lab.data.test_set import read_test_lines
 from seq2seq_lab.errors import UserError
+from seq2seq_lab.record.compressed_outputs import read_kept_text
 from seq2seq_lab.record.portable_paths import portable_record
 from seq2seq_lab.record.results import ABANDONED, FINISHED
 from seq2seq_lab.renames import current, current_override, current_variant
@@ -189,14 +191,13 @@ class Run:
     def metrics(self) -> list[dict[str, float]]:
         """Rows of csv/metrics.csv with their non-empty, finite values only (the CSVLogger
         writes sparse rows: a training row, a validation row, an lr row...)."""
-        path = self.path / "csv" / "metrics.csv"
-        if not path.is_file():
+        text = read_kept_text(self.path / "csv" / "metrics.csv")  # bzip2'd in a committed grid
+        if text is None:
             return []
         rows = []
-        with open(path, encoding="utf-8", newline="") as f:
-            for raw in csv.DictReader(f):
-                row = {k: _to_float(v) for k, v in raw.items() if k and v not in (None, "")}
-                rows.append({k: v for k, v in row.items() if v is not None})
+        for raw in csv.DictReader(io.StringIO(text, newline="")):
+            row = {k: _to_float(v) for k, v in raw.items() if k and v not in (None, "")}
+            rows.append({k: v for k, v in row.items() if v is not None})
         return rows
 
     def series(self, column: str) -> tuple[list[float], list[float]]:
