@@ -26,8 +26,8 @@ from conftest import REPO, accelerator_override, compose_config, tiny_overrides
 from seq2seq_lab.config import model_config
 from seq2seq_lab.data.batching import ResumableDataLoader, TokenBudgetBatchSampler
 from seq2seq_lab.loggers.csv_logger import ResumableCSVLogger
-from seq2seq_lab.record.compressed_outputs import compress_finished_runs
 from seq2seq_lab.pipeline.training import train
+from seq2seq_lab.record.compressed_outputs import compress_finished_runs
 from seq2seq_lab.training.checkpoint_io import AtomicCheckpointIO
 from seq2seq_lab.training.divergence import DivergenceRule
 from seq2seq_lab.training.module import Seq2SeqModule
@@ -155,19 +155,21 @@ def _history(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+def _resumed_logger(checkpoint: Path, *, step: int, run_dir: Path, save_dir: Path):
+    """The CSV logger of a run resumed from ``checkpoint``, a checkpoint of ``run_dir`` at
+    ``step`` (only what the logger reads of one), logging into ``save_dir/csv``."""
+    torch.save({"global_step": step, "hyper_parameters": {"run_config": {"paths": {
+        "output_dir": str(run_dir)}}}}, checkpoint)  # fmt: skip
+    return ResumableCSVLogger(
+        save_dir=str(save_dir), name="csv", version="", flush_logs_every_n_steps=1,
+        resume_from=str(checkpoint),
+    )  # fmt: skip
+
+
 def test_a_resumed_run_keeps_the_rows_before_its_checkpoint_and_drops_the_rest(tmp_path):
     run = tmp_path / "run"
     _write_history(run / "csv" / "metrics.csv", range(0, 9))  # killed after step 8's row
-    checkpoint = tmp_path / "last.ckpt"
-    torch.save({"global_step": 6, "hyper_parameters": {"run_config": {"paths": {
-        "output_dir": str(run)}}}}, checkpoint)  # fmt: skip
-    logger = ResumableCSVLogger(
-        save_dir=str(run),
-        name="csv",
-        version="",
-        flush_logs_every_n_steps=1,
-        resume_from=str(checkpoint),
-    )
+    logger = _resumed_logger(tmp_path / "last.ckpt", step=6, run_dir=run, save_dir=run)
     logger.log_metrics({"train/loss": 0.5}, step=6)  # the resumed run does step 6 again
     logger.log_metrics({"val/bleu": 7.0}, step=6)  # a new column: the file is rewritten
     logger.save()
@@ -181,13 +183,7 @@ def test_a_resumed_run_keeps_the_rows_before_its_checkpoint_and_drops_the_rest(t
 def test_a_run_resumed_elsewhere_starts_with_the_history_of_the_checkpoints_run(tmp_path):
     old, new = tmp_path / "old", tmp_path / "new"
     _write_history(old / "csv" / "metrics.csv", range(0, 5))
-    checkpoint = tmp_path / "last.ckpt"
-    torch.save({"global_step": 3, "hyper_parameters": {"run_config": {"paths": {
-        "output_dir": str(old)}}}}, checkpoint)  # fmt: skip
-    logger = ResumableCSVLogger(
-        save_dir=str(new), name="csv", version="", flush_logs_every_n_steps=1,
-        resume_from=str(checkpoint),
-    )  # fmt: skip
+    logger = _resumed_logger(tmp_path / "last.ckpt", step=3, run_dir=old, save_dir=new)
     logger.log_metrics({"train/loss": 1.0}, step=3)
     logger.save()
     assert [r["step"] for r in _history(new / "csv" / "metrics.csv")] == ["0", "1", "2", "3"]
@@ -201,13 +197,7 @@ def test_a_finished_runs_compressed_history_is_continued(tmp_path):
     _write_history(run / "csv" / "metrics.csv", range(0, 5))
     (run / "results.json").write_text(json.dumps({"status": "completed"}), "utf-8")
     assert compress_finished_runs(tmp_path) == [run / "csv" / "metrics.csv.bz2"]
-    checkpoint = tmp_path / "last.ckpt"
-    torch.save({"global_step": 5, "hyper_parameters": {"run_config": {"paths": {
-        "output_dir": str(run)}}}}, checkpoint)  # fmt: skip
-    logger = ResumableCSVLogger(
-        save_dir=str(run), name="csv", version="", flush_logs_every_n_steps=1,
-        resume_from=str(checkpoint),
-    )  # fmt: skip
+    logger = _resumed_logger(tmp_path / "last.ckpt", step=5, run_dir=run, save_dir=run)
     logger.log_metrics({"train/loss": 0.5}, step=5)
     logger.save()
     rows = _history(run / "csv" / "metrics.csv")
