@@ -83,8 +83,8 @@ for name in "$@"; do
   mkdir -p "$out"
   # the records Hydra and Lightning wrote name this machine's directories: not in a commit
   [ -d "$runs" ] && "$PY" -m seq2seq_lab.record.portable_paths "$runs"
-  # finished runs' hypotheses gzip'd: a committed five-seed grid must stay small enough to
-  # travel to a lent GPU (src/seq2seq_lab/record/compressed_outputs.py)
+  # finished runs' hypotheses and metrics histories bzip2'd: a committed five-seed grid must
+  # stay small enough to travel to a lent GPU (src/seq2seq_lab/record/compressed_outputs.py)
   [ -d "$runs" ] && "$PY" -m seq2seq_lab.record.compressed_outputs "$runs"
   "$PY" -m seq2seq_lab.report "$runs" --out "$out" || echo "run_real.sh: report of $name failed" >&2
 done
