@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-LIMIT_MIB = 44  # under the 64 MiB a device call carries, with room for its build
+LIMIT_MIB = 46  # under the 64 MiB a device call carries, with room for its build
 
 
 def tracked_files() -> list[str]:
