@@ -1,5 +1,5 @@
-"""A committed grid's test outputs and metrics histories, bzip2-compressed: the same text in a
-sixth (translations) to a third (metrics) of the bytes.
+"""A committed grid's test outputs and metrics histories, bzip2-compressed: the same text in
+a fraction of the bytes.
 
 A run writes its translations as plain text, ``hypotheses.<split>.txt``, one per line, where a
 user reads them (and the length probe's, ``length_probe/join-<k>.txt``, one file per join). A grid committed to the repository keeps one per run and split, and the
@@ -21,9 +21,9 @@ finished (:func:`compress_finished_runs`), into ``hypotheses.<split>.txt.bz2``:
   of identical runs, the alignment analysis and the probe's rescoring read any form; ``bzcat``
   shows one.
 
-The metrics history, ``csv/metrics.csv`` (Lightning's CSVLogger), is compressed too: a run
-logging every 50 updates writes one row per log with every float at full precision, ~90 KB at
-32,000 updates, and there is one per run. Reports and a resumed run's history read it through
+The metrics history, ``csv/metrics.csv`` (Lightning's CSVLogger), is compressed too: a row
+per logging interval with every float at full precision, one file per run, it grows with the
+budget. Reports and a resumed run's history read it through
 :func:`read_kept_text`. The probe's joins are its largest files on Multi30k (six joins of
 test2016 a run). Nothing else is compressed (:data:`PATTERNS`, under a run's own directory):
 the other text records (results.json, the Hydra record, the log) stay readable as they are.
