@@ -261,9 +261,11 @@ def test_one_heatmap_per_model_is_copied(generated):
     root, _, reports, _ = generated
     (heatmap,) = reports["e1_attention"].figures.heatmaps
     assert heatmap.variant == "bahdanau" and heatmap.source == "attention/step0000010/val0.png"
-    assert heatmap.path == root / "report" / "e1_attention" / "heatmaps" / "bahdanau.png"
+    # in the output folder's store, named after its run: one copy whichever reports show it
+    name = "up-" + heatmap.run.removeprefix("../").replace("/", "-") + ".png"
+    assert heatmap.run.startswith("../e1/") and heatmap.path == root / "report" / "heatmaps" / name
     markdown = (root / "report" / "e1_attention" / "report.md").read_text()
-    assert "](heatmaps/bahdanau.png)" in markdown
+    assert f"](../heatmaps/{name})" in markdown
     # the models whose runs hold no image (a clone without the runs' images) are named
     without = reports["e1_attention"].figures.without_heatmap
     assert without and "bahdanau" not in without
@@ -283,13 +285,13 @@ def test_a_heatmap_is_kept_while_its_run_is_compared_and_removed_with_it(tmp_pat
             bleu=20.0,
             heatmap=heatmap,
         )
-    heatmaps = out / "e1_attention" / "heatmaps"
+    heatmaps = out / "heatmaps"  # the output folder's store, shared by its reports
     generate_report(runs, out)
     first = (out / "e1_attention" / "report.md").read_text()
     sources = json.loads((heatmaps / "sources.json").read_text())
-    assert sources["bahdanau.png"] == {
-        "variant": "bahdanau",
-        "run": "../../runs/0",
+    assert sources["up-runs-0.png"] == {
+        "reports": {"e1_attention": "bahdanau"},
+        "run": "../runs/0",
         "seed": 1,
         "source": "attention/step0000010/val0.png",
     }
@@ -305,9 +307,9 @@ def test_a_heatmap_is_kept_while_its_run_is_compared_and_removed_with_it(tmp_pat
         ("luong", True, 1),
     ]
     assert sorted(p.name for p in heatmaps.iterdir()) == [
-        "bahdanau.png",
-        "luong.png",
         "sources.json",
+        "up-runs-0.png",
+        "up-runs-1.png",
     ]
     assert json.loads((heatmaps / "sources.json").read_text()) == sources
     # the report reads the same in both clones
@@ -324,7 +326,7 @@ def test_a_heatmap_is_kept_while_its_run_is_compared_and_removed_with_it(tmp_pat
     generated = generate_report(runs, out)
     (report,) = [r for r in generated.reports if r.name == "e1_attention"]
     assert [h.variant for h in report.figures.heatmaps] == ["bahdanau"]
-    assert not (heatmaps / "luong.png").exists()
+    assert not (heatmaps / "up-runs-1.png").exists()
     assert "No heatmap for **luong**" in report.path.read_text()
 
 

@@ -10,6 +10,8 @@ a diverged run without a test, missing diagnostics) stops it: the report says wh
 (:mod:`seq2seq_lab.report.run_table`) when the run directories are gone: the table is read in
 full first (it may be the very runs.csv the report rewrites), no figure is drawn and the PNGs
 and heatmaps an earlier report left in the output are kept and shown as they are.
+The heatmaps of all the reports in ``<out>`` share one store, ``<out>/heatmaps/``
+(:mod:`seq2seq_lab.report.heatmaps`): one copy per run, whichever reports show it.
 
 The numbers come from ``assessment`` (computing); this module only writes what ``figures``,
 ``markdown`` and the runs.csv writer below render from them.
@@ -86,7 +88,8 @@ def write_runs_csv(comparison: Comparison, root: Path, path: Path) -> Path:
 def clear_outputs(out_dir: Path, images: bool = True) -> None:
     """Remove what an earlier report wrote here (PNGs, report.md, runs.csv, verdict.json), so a
     figure the runs no longer support does not linger; nothing else is touched. The heatmaps
-    are left to ``figures.copy_heatmaps``, which keeps a copy while its run is still compared.
+    are left to the output folder's store (``heatmaps.copy_heatmaps``), which keeps a copy
+    while a report still shows it.
     ``images=False``: the PNGs stay (a report made from a run table draws none)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     stale = list(out_dir.glob("*.png")) if images else []

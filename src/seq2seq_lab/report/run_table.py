@@ -27,8 +27,8 @@ report left beside the table), parameters and what stopped training. ``Run.path`
 under a file, beside which nothing can lie, so every file accessor answers None or empty.
 
 A report made from a table cannot draw figures: :func:`kept_figures` names the PNGs an earlier
-report left in the output directory (kept, never redrawn) and :func:`kept_commands` the sweep
-command it showed.
+report left in the output directory and the heatmaps the output folder's store keeps for it
+(kept, never redrawn), and :func:`kept_commands` the sweep command it showed.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ import csv
 import json
 import logging
 import math
-import re
 import shlex
 from functools import cache
 from pathlib import Path
@@ -50,8 +49,8 @@ from seq2seq_lab.config import CONF_DIR  # importing config registers its resolv
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.renames import current, current_variant
 from seq2seq_lab.report.commands import ENTRY_POINT, SweepCommand
-from seq2seq_lab.report.figures import SOURCES, Figures, Heatmap
-from seq2seq_lab.report.plots import slug
+from seq2seq_lab.report.figures import Figures, show_heatmaps
+from seq2seq_lab.report.heatmaps import kept_heatmaps
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Comparison, ExperimentSpec
 
@@ -229,9 +228,9 @@ def variant_settings(experiment: str, scale: str | None) -> dict[str, list[str]]
 
 # ---------------------------------------------------------------------------- kept outputs
 def kept_figures(spec: ExperimentSpec, comparison: Comparison, out_dir: Path) -> Figures:
-    """The figures an earlier report left in ``out_dir``, named as the spec's plots and the
-    variants' heatmaps are: nothing is drawn or removed. A heatmap's seed and source are those
-    heatmaps/sources.json, else the earlier report.md, recorded."""
+    """The figures an earlier report left in ``out_dir``, named as the spec's plots, and the
+    heatmaps the output folder's store records this report as showing: nothing is drawn
+    or removed."""
     figures = Figures()
     for plot in spec.plots:
         paths = sorted(out_dir.glob(f"{plot.name}.png")) + sorted(
@@ -244,57 +243,8 @@ def kept_figures(spec: ExperimentSpec, comparison: Comparison, out_dir: Path) ->
                 f"{plot.caption}: not drawn (the report was made from a run table, which holds "
                 "none of the runs' files, and no earlier image of it is here)"
             )
-    directory = out_dir / "heatmaps"
-    sources = _read_sources(directory)
-    earlier = _earlier_heatmaps(out_dir / "report.md")
-    for variant in comparison.variants:
-        path = directory / f"{slug(variant.label)}.png"
-        if not path.is_file():
-            continue
-        entry = sources.get(path.name) or {}
-        seed, source = earlier.get(variant.label, (None, "source not recorded"))
-        figures.heatmaps.append(
-            Heatmap(
-                variant=variant.label,
-                seed=entry.get("seed", seed),
-                source=str(entry.get("source") or source),
-                path=path,
-                run=str(entry.get("run") or ""),
-                kept=True,
-            )
-        )
-    drawn = {heatmap.variant for heatmap in figures.heatmaps}
-    if drawn:
-        figures.without_heatmap = [v.label for v in comparison.variants if v.label not in drawn]
+    show_heatmaps(figures, kept_heatmaps(comparison, out_dir), comparison)
     return figures
-
-
-def _read_sources(directory: Path) -> dict[str, dict]:
-    try:
-        sources = json.loads((directory / SOURCES).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return sources if isinstance(sources, dict) else {}
-
-
-_HEATMAP_LINE = re.compile(
-    r"^\*\*(?P<variant>.+)\*\* \(seed (?P<seed>[^,]+), `(?P<source>[^`]*)`\)$"
-)
-
-
-def _earlier_heatmaps(report: Path) -> dict[str, tuple[int | None, str]]:
-    """variant -> (seed, source) of the heatmaps an earlier report.md showed."""
-    try:
-        text = report.read_text(encoding="utf-8")
-    except OSError:
-        return {}
-    section = text.partition("## Attention heatmaps")[2].partition("\n## ")[0]
-    found = {}
-    for line in section.splitlines():
-        if match := _HEATMAP_LINE.match(line.strip()):
-            seed = match["seed"]
-            found[match["variant"]] = (int(seed) if seed.isdigit() else None, match["source"])
-    return found
 
 
 KEPT_COMMAND = "# as the earlier report here gave it (runs.csv records no Hydra overrides):"
