@@ -28,6 +28,13 @@ def report(out: Path, name: str, runs, label="bahdanau"):
     return heatmaps
 
 
+def bahdanau_run(out: Path, name: str):
+    """The runs of ``out/runs``: one Bahdanau run ``name`` with an attention image."""
+    kind = {"experiment": "e1_attention", "variant": "bahdanau", "family": "bahdanau"}
+    write_run(out / "runs" / name, **kind, heatmap=True)
+    return find_runs(out / "runs")[0]
+
+
 def test_a_run_gets_one_name_in_its_output_folder(tmp_path):
     assert image_name(tmp_path / "runs" / "3", tmp_path) == "runs-3.png"
     assert image_name(tmp_path / "sweep" / "0", tmp_path / "report") == "up-sweep-0.png"
@@ -35,14 +42,7 @@ def test_a_run_gets_one_name_in_its_output_folder(tmp_path):
 
 def test_reports_share_one_copy_kept_while_one_shows_it(tmp_path):
     out = tmp_path / "results"
-    write_run(
-        out / "runs" / "0",
-        experiment="e1_attention",
-        variant="bahdanau",
-        family="bahdanau",
-        heatmap=True,
-    )
-    runs, _ = find_runs(out / "runs")
+    runs = bahdanau_run(out, "0")
     image = runs[0].attention_heatmap()
 
     (first,) = report(out, "e1_attention", runs)
@@ -78,14 +78,7 @@ def test_reports_share_one_copy_kept_while_one_shows_it(tmp_path):
 
 def test_a_report_that_is_gone_shows_nothing(tmp_path):
     out = tmp_path / "results"
-    write_run(
-        out / "runs" / "0",
-        experiment="e1_attention",
-        variant="bahdanau",
-        family="bahdanau",
-        heatmap=True,
-    )
-    runs, _ = find_runs(out / "runs")
+    runs = bahdanau_run(out, "0")
     report(out, "e1_length_probe", runs)
     report(out, "e1_attention", runs)
     (out / "e1_length_probe" / "report.md").unlink()  # a comparison no longer made here
@@ -95,14 +88,7 @@ def test_a_report_that_is_gone_shows_nothing(tmp_path):
 
 def test_the_copies_of_a_report_written_before_the_store_move_into_it(tmp_path):
     out = tmp_path / "results"
-    write_run(
-        out / "runs" / "5",
-        experiment="e1_attention",
-        variant="bahdanau",
-        family="bahdanau",
-        heatmap=True,
-    )
-    runs, _ = find_runs(out / "runs")
+    runs = bahdanau_run(out, "5")
     for image in (out / "runs").rglob("*.png"):  # a clone that did not make the run
         image.unlink()
     own = out / "e1_attention" / "heatmaps"
