@@ -4,6 +4,7 @@ while a report shows it, and the copies of reports written before the store move
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -102,3 +103,19 @@ def test_the_copies_of_a_report_written_before_the_store_move_into_it(tmp_path):
     assert (heatmap.seed, heatmap.source, heatmap.run) == (1, "attention/a.png", "runs/5")
     assert heatmap.path.read_bytes() == b"\x89PNG\r\n\x1a\nthe earlier copy"
     assert not own.exists()
+
+
+def test_the_copy_is_written_once_and_again_when_the_run_image_changes(tmp_path):
+    out = tmp_path / "results"
+    runs = bahdanau_run(out, "0")
+    image = runs[0].attention_heatmap()
+    (first,) = report(out, "e1_attention", runs)
+    written = first.path.stat().st_mtime_ns
+    os.utime(first.path, ns=(written - 10**9, written - 10**9))  # older than any rewrite
+
+    report(out, "e8_decoding", runs)  # the same run: the store's copy is already it
+    assert first.path.stat().st_mtime_ns == written - 10**9
+
+    image.write_bytes(image.read_bytes() + b"a redrawn image")
+    (again,) = report(out, "e1_attention", runs)
+    assert again.path.read_bytes() == image.read_bytes()

@@ -17,6 +17,7 @@ again moves those copies into the store (:func:`adopt_own_folder`), so nothing i
 
 from __future__ import annotations
 
+import filecmp
 import json
 import shutil
 from dataclasses import dataclass
@@ -102,7 +103,9 @@ def own_heatmap(variant: str, run: Run, out: Path) -> Heatmap | None:
         return None
     target = out / STORE / image_name(run.path, out)
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(image, target)
+    # the reports of one folder that show this run share the copy: written once, not per report
+    if not (target.is_file() and filecmp.cmp(image, target, shallow=False)):
+        shutil.copyfile(image, target)
     source = image.relative_to(run.path).as_posix()
     return Heatmap(variant, run.seed, source, target, relative(run.path, out))
 
