@@ -53,15 +53,17 @@ queue_pass() {
   echo "$label: pass took $(( (end - start) / 60 )) min, $finished of $jobs runs finished -> $out"
 }
 
-# queue_finished RUNS [settled]: how many runs under RUNS have finished (the report's rule),
-# '?' where none can be read; with "settled", not counting those the wall clock ended
+# queue_finished RUNS [settled]: how many of the sweep's jobs (RUNS/<job>/, not the runs of
+# another sweep inside RUNS: run_real.sh's SWEEP) have finished (the report's rule), '?'
+# where none can be read; with "settled", not counting those the wall clock ended
 # (trainer.max_time)
 queue_finished() {
   "$PY" -c "import sys
+from pathlib import Path
 from seq2seq_lab.report.runs import find_runs
-settled = sys.argv[2:] == ['settled']
+root, settled = Path(sys.argv[1]), sys.argv[2:] == ['settled']
 print(sum(run.finished and not (settled and run.stopped_by == 'trainer.max_time')
-          for run in find_runs(sys.argv[1])[0]))" "$1" "${2:-}" 2> /dev/null || echo '?'
+          for run in find_runs(root)[0] if run.path.parent == root))" "$1" "${2:-}" 2> /dev/null || echo '?'
 }
 
 # The epoch second at which MINUTES (the whole call's budget, may be fractional) runs out, or

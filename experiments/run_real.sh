@@ -18,6 +18,8 @@
 #   SCALE=full bash experiments/run_real.sh e4_norm_warmup      # on a GPU (JOBS runs side by side)
 #   MINUTES=150 bash experiments/run_real.sh e4_norm_warmup     # end the pass after 150 minutes
 #   MINUTES=170 bash experiments/run_real.sh e4_norm_warmup e5_scaling  # 170 minutes in all
+#   SWEEP=seed4 OVERRIDES="seed=4 model=bahdanau,transformer" bash experiments/run_real.sh e1_attention
+#                                        # a fourth seed of two models, into the same report
 #
 # MINUTES ends the passes cleanly before a session does: it is the budget of the whole call,
 # so a grid that finishes early leaves the rest to the next one. At the deadline the runs get
@@ -27,6 +29,9 @@
 # cut short there restarts from scratch next time (see above).
 # Runs:   experiments/<name>/results/<data>/runs/<job>/ (committed without checkpoints and
 #         images, see .gitignore); the report beside them in experiments/<name>/results/<data>/.
+#         SWEEP names a sweep of its own beside the grid's jobs, runs/<SWEEP>/<job>/ (a sweep
+#         renumbers its jobs, so more seeds of some models cannot join the grid's own): its
+#         passes count its jobs, the report reads every run under runs/.
 # Passes: experiments/<name>/results/<data>/wall_time.txt, one line each (command, runs
 #         finished, seconds, hardware); the grid's wall time is their sum.
 # Two jobs at a time with one thread each (JOBS=2; on a 2-core CPU ~1.8x the throughput of
@@ -46,6 +51,11 @@ RESULTS=${RESULTS:-experiments}
 read -r -a EXTRA <<< "${OVERRIDES:-}"
 THREADS=${THREADS:-$(( JOBS > 1 ? 1 : 2 ))}
 [ "$SCALE" = full ] && THREADS=null  # on a GPU the CPU threads are not the budget
+if [ -n "${SWEEP:-}" ] && ! [[ $SWEEP =~ ^[A-Za-z][A-Za-z0-9_.-]*$ ]]; then
+  # a number would be one of the grid's job directories
+  echo "run_real.sh: SWEEP=$SWEEP: expected a name starting with a letter (letters, digits, _ . -), e.g. seed4" >&2
+  exit 2
+fi
 [ $# -gt 0 ] || { echo "usage: run_real.sh EXPERIMENT... (experiments/<name>/config.yaml)" >&2; exit 2; }
 for name in "$@"; do
   [ -f "experiments/$name/config.yaml" ] || { echo "run_real.sh: no experiments/$name/config.yaml" >&2; exit 2; }
@@ -70,15 +80,17 @@ for name in "$@"; do
   fi
   out="$RESULTS/$name/results/$DATA"
   runs="$out/runs"
+  sweep="$runs${SWEEP:+/$SWEEP}"
   # the other grids' runs on this data: a job identical to one of theirs reuses it
   # (seq2seq_lab/record/run_reuse.py) instead of training it again
-  others=$(find "$RESULTS" -mindepth 4 -maxdepth 4 -path "*/results/$REUSE_DATA/runs" -type d \
-             ! -path "$RESULTS/$name/*" -printf "'%p'\n" 2> /dev/null | sort | paste -sd, -)
+  # (none where RESULTS does not exist yet: find's failure would end the script, pipefail)
+  others=$({ find "$RESULTS" -mindepth 4 -maxdepth 4 -path "*/results/$REUSE_DATA/runs" -type d \
+               ! -path "$RESULTS/$name/*" -printf "'%p'\n" 2> /dev/null || true; } | sort | paste -sd, -)
   command=("$PY" -m seq2seq_lab.train -m "experiment=$name" "scale=$SCALE" resume=true
            hydra/launcher=joblib "hydra.launcher.n_jobs=$JOBS" "threads=$THREADS"
-           '~callbacks.progress_bar' "reuse_from=[$others]" "${EXTRA[@]}" "hydra.sweep.dir=$runs")
+           '~callbacks.progress_bar' "reuse_from=[$others]" "${EXTRA[@]}" "hydra.sweep.dir=$sweep")
   if [ -z "${REPORT_ONLY:-}" ]; then
-    queue_pass "experiment: $name" "$out" "$runs" "${jobs[$name]}" "${command[@]}"
+    queue_pass "experiment: $name" "$out" "$sweep" "${jobs[$name]}" "${command[@]}"
   fi
   mkdir -p "$out"
   # the records Hydra and Lightning wrote name this machine's directories: not in a commit

@@ -207,6 +207,40 @@ def test_run_cpu_sh_runs_the_named_grids_and_writes_reports_and_wall_times(tmp_p
     assert bad.returncode == 2 and "no experiments/e9_nothing/config.yaml" in bad.stderr
 
 
+def test_run_real_sh_adds_a_seed_as_a_sweep_of_its_own_that_the_report_reads(tmp_path, cache_dir):
+    """SWEEP: a later seed of some models goes to runs/<SWEEP>/ (the grid's own jobs keep
+    their numbers), its pass counts its own jobs, the grid's next pass still finds its jobs
+    all finished, and the one report reads both sweeps. A number is refused: it would be one
+    of the grid's job directories."""
+    env = {**os.environ, "PYTHON": sys.executable, "RESULTS": str(tmp_path / "experiments"),
+           "SCALE": "smoke", "DATA": "smoke"}  # fmt: skip
+    script = ["bash", str(REPO / "experiments" / "run_real.sh"), "e1_attention"]
+    common = f"model=plain paths.cache_dir={cache_dir}"
+
+    def run_real(overrides: str, **extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(script, env={**env, "OVERRIDES": overrides, **extra},
+                              capture_output=True, text=True, timeout=600)  # fmt: skip
+
+    out = tmp_path / "experiments" / "e1_attention" / "results" / "smoke"
+    for overrides, extra in [(f"{common} seed=1", {}), (f"{common} seed=2", {"SWEEP": "seed2"})]:
+        proc = run_real(overrides, **extra)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    again = run_real(f"{common} seed=1")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"all 1 runs finished before, no pass -> {out}" in again.stdout
+    seeds = {
+        r.path.relative_to(out / "runs").as_posix(): r.seed for r in find_runs(out / "runs")[0]
+    }
+    assert seeds == {"0": 1, "seed2/0": 2}
+    passes = (out / "wall_time.txt").read_text().splitlines()[1:]
+    assert [p.split(", exit:")[0].split("runs finished: ")[1] for p in passes] == ["1 of 1"] * 2
+    report = (out / "e1_attention" / "report.md").read_text()
+    assert "- **Seeds:** 1, 2" in report and "# 1 run in seed2\n" in report
+    bad = run_real(common, SWEEP="4")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("run_real.sh: SWEEP=4: expected a name starting with a letter")
+
+
 @pytest.mark.parametrize(
     "script",
     [
