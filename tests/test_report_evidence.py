@@ -13,7 +13,10 @@ from report_support import corpus, translate, write_run
 from scipy import stats
 
 from seq2seq_lab.report.aggregate import group_variants
+from seq2seq_lab.report.checks import difference_text
 from seq2seq_lab.report.evidence import TEST_BLEU, Difference, combine, difference, level
+from seq2seq_lab.report.markdown import pairing
+from seq2seq_lab.report.rules import Claim
 from seq2seq_lab.report.runs import find_runs
 
 
@@ -59,6 +62,29 @@ def test_other_seeds_are_welchs_t_test(tmp_path):
     welch = stats.ttest_ind(b, a, equal_var=False)
     assert not d.paired
     assert d.p == pytest.approx(welch.pvalue)
+
+
+def test_a_seed_one_variant_alone_ran_is_left_out_of_a_paired_test(tmp_path):
+    """A fourth seed added to one variant later: the test stays paired on the three seeds both
+    ran (an unpaired test on seeds that pair throws away what they share), and says so."""
+    a, b = [25.0, 20.0, 30.0], [26.0, 21.1, 30.9, 35.0]
+    found = variants(tmp_path, {"a": [{"bleu": x} for x in a], "b": [{"bleu": x} for x in b]})
+    d = difference(found["a"], found["b"])
+    paired = stats.ttest_rel(b[:3], a)
+    assert d.paired and d.unmatched == 1 and d.seeds == 3
+    assert d.delta == pytest.approx(np.mean(b[:3]) - np.mean(a))
+    assert d.p == pytest.approx(paired.pvalue)
+    assert "(paired on the 3 seeds both ran, " in difference_text(Claim("at least"), d)
+    assert pairing(d) == "yes, 1 unmatched run left out"
+
+
+def test_one_seed_in_common_is_no_pair(tmp_path):
+    rows = {
+        "a": [{"bleu": x, "seed": s} for x, s in zip([20.1, 20.9, 19.4], (1, 2, 3))],
+        "b": [{"bleu": x, "seed": s} for x, s in zip([23.0, 21.8, 24.1], (3, 4, 5))],
+    }
+    d = difference(*variants(tmp_path, rows).values())
+    assert not d.paired and d.unmatched == 0 and len(d.system_scores) == 3
 
 
 def test_a_steady_sentence_by_sentence_difference_widens_the_interval(tmp_path):

@@ -113,6 +113,8 @@ def decided(claim: Claim, d: Difference, detail: str, text: str) -> Finding:
 def difference_text(claim: Claim, d: Difference) -> str:
     """Δ with the interval the claim reads, p, and how it was tested."""
     how = "paired" if d.paired else "unpaired"
+    if d.unmatched:
+        how += f" on the {d.seeds} seeds both ran"
     if d.sentence_level and not d.test_sampling:
         how += ", seeds only: test outputs missing"
     elif not d.sentence_level:

@@ -10,9 +10,12 @@ The difference of two variants A (baseline) and B is
 and its variance has two sources, both counted:
 
 - **seeds**: another seed trains another model. Seed k gives every variant the same data order,
-  so where A and B ran the same seeds the test is **paired**: the seed term is s_d² / n over
-  the per-seed differences d_k = B_k - A_k (what the seeds share cancels), with n - 1 degrees of
-  freedom. Otherwise it is Welch's s_A²/n_A + s_B²/n_B with Satterthwaite's degrees of freedom.
+  so where A and B ran at least two seeds in common the test is **paired** on those seeds: the
+  seed term is s_d² / n over the per-seed differences d_k = B_k - A_k (what the seeds share
+  cancels), with n - 1 degrees of freedom, and a seed only one of them ran is left out of Δ (a
+  fourth seed of some models, run later, must not turn their comparisons with the others into
+  unpaired ones). Otherwise it is Welch's s_A²/n_A + s_B²/n_B with Satterthwaite's degrees of
+  freedom.
 - **test sentences**: another test set of the same size would score the same models
   differently. Every run is scored on R bootstrap resamples of the test sentences, the same
   resamples for every run (Koehn 2004). The variance of the resampled Δ* mixes two parts: how
@@ -135,6 +138,7 @@ class Difference:
     test_var: float | None  # v_test; None: not measured
     sentences: int | None  # N, the test sentences v_test was measured on
     sentence_level: bool  # whether the measure has per-sentence records at all
+    unmatched: int = 0  # runs left out when paired: their seed was run by one variant only
 
     @property
     def test_sampling(self) -> bool:
@@ -220,25 +224,37 @@ def difference(
     a, b = scored_runs(baseline, measure), scored_runs(system, measure)
     if not a or not b:
         return None
-    seeds_a, seeds_b = [r.seed for r, _ in a], [r.seed for r, _ in b]
-    paired = (len(a) > 1 and None not in seeds_a and sorted(seeds_a) == sorted(seeds_b)) and len(
-        set(seeds_a)
-    ) == len(seeds_a)
+    common = common_seeds(a, b)
+    paired = len(common) > 1
+    unmatched = 0
     if paired:
-        a, b = sorted(a, key=lambda x: x[0].seed), sorted(b, key=lambda x: x[0].seed)
+        unmatched = len(a) + len(b) - 2 * len(common)
+        a = sorted((x for x in a if x[0].seed in common), key=lambda x: x[0].seed)
+        b = sorted((x for x in b if x[0].seed in common), key=lambda x: x[0].seed)
     rows_a = rows_b = sentences = None
     if measure.sentence_level:
         sentences = _common_test_set([r for r, _ in a + b])
         if sentences:
             rows_a = [measure.resampled(r) for r, _ in a]
             rows_b = [measure.resampled(r) for r, _ in b]
-    return combine(
+    found = combine(
         (baseline.label, [x for _, x in a], rows_a),
         (system.label, [x for _, x in b], rows_b),
         paired=paired,
         measure=measure,
         sentences=sentences,
     )
+    return replace(found, unmatched=unmatched)
+
+
+def common_seeds(a: list[tuple[Run, float]], b: list[tuple[Run, float]]) -> set[int]:
+    """The seeds both sides ran, where each side's seeds are known and distinct (a side that
+    ran one seed twice, or whose record lacks it, pairs with nothing)."""
+    seeds_a, seeds_b = [r.seed for r, _ in a], [r.seed for r, _ in b]
+    for seeds in (seeds_a, seeds_b):
+        if None in seeds or len(set(seeds)) != len(seeds):
+            return set()
+    return set(seeds_a) & set(seeds_b)
 
 
 Side = tuple[str, Sequence[float], Sequence[np.ndarray | None] | None]

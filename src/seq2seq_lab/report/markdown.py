@@ -14,7 +14,7 @@ from typing import Any
 from seq2seq_lab.record.portable_paths import portable_path, relative
 from seq2seq_lab.report.aggregate import MeanStd, Variant, mean_std, status_counts
 from seq2seq_lab.report.assessment import Assessment
-from seq2seq_lab.report.evidence import P_SIGNIFICANT, RESAMPLES, format_p
+from seq2seq_lab.report.evidence import P_SIGNIFICANT, RESAMPLES, Difference, format_p
 from seq2seq_lab.report.extra_tests import extra_test_note, extra_test_rows, extra_test_splits
 from seq2seq_lab.report.figures import Figures
 from seq2seq_lab.report.runs import Run, Unreadable
@@ -261,6 +261,17 @@ def results_section(report: Assessment) -> list[str]:
     return lines
 
 
+def pairing(d: Difference) -> str:
+    """The differences table's "paired" cell."""
+    if not d.paired:
+        return "no"
+    return (
+        f"yes, {d.unmatched} unmatched run{'s' if d.unmatched != 1 else ''} left out"
+        if d.unmatched
+        else "yes"
+    )
+
+
 def differences_section(report: Assessment) -> list[str]:
     lines = ["## Differences across seeds", ""]
     if not report.differences:
@@ -275,7 +286,7 @@ def differences_section(report: Assessment) -> list[str]:
             d.system,
             d.baseline,
             f"{len(d.system_scores)} / {len(d.baseline_scores)}",
-            "yes" if d.paired else "no",
+            pairing(d),
             f"{d.delta:+.2f}",
             f"[{d.low:+.2f}, {d.high:+.2f}]",
             format_p(d.p) + (" *" if d.p < P_SIGNIFICANT else ""),
@@ -286,9 +297,10 @@ def differences_section(report: Assessment) -> list[str]:
     header = ["system", "vs baseline", "seeds", "paired", "Δ BLEU", "95 % interval", "p"]
     lines += [table([*header, "test sampling"], rows), ""]
     lines.append(
-        "Δ = the system's mean test BLEU over seeds minus the baseline's. Paired by seed where "
-        "both ran the same seeds (the variance of the per-seed differences), else Welch's seed "
-        "term; to it is added the part of the variance over "
+        "Δ = the system's mean test BLEU over seeds minus the baseline's. Paired on the seeds "
+        "both ran where they ran at least two in common (the variance of the per-seed "
+        "differences; a seed only one of them ran is left out), else Welch's seed term; to it "
+        "is added the part of the variance over "
         f"{RESAMPLES} bootstrap resamples of the test sentences that seeds cannot show (how the "
         'two variants differ sentence by sentence; "test sampling: no" where a run\'s outputs '
         "were missing); Satterthwaite's degrees of freedom, never less conservative than the "

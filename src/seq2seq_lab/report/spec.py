@@ -220,8 +220,8 @@ class ExperimentSpec:
             f"partly if ({main}) holds and another does not; not reproduced if ({main}) fails; "
             f"inconclusive if ({main}) is undecided. A variant's BLEU is the mean over seeds "
             "(a diverged run without a test score counts 0; a failed or interrupted run counts "
-            "nowhere); differences are paired by seed where both variants ran the same seeds "
-            "and count seed and test-sentence variance (report/evidence.py)."
+            "nowhere); differences are paired on the seeds both variants ran (where they share "
+            "two or more) and count seed and test-sentence variance (report/evidence.py)."
         )
 
     def verdict(self, comparison: Comparison) -> Verdict:
