@@ -315,6 +315,41 @@ def test_a_run_continued_after_its_time_was_spent_keeps_its_train_time(tmp_path,
     assert resumed["timing"]["train_seconds"] >= earlier
 
 
+def _diagnostics(run_dir: Path) -> list[dict]:
+    path = run_dir / "diagnostics" / "validation.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.mark.slow
+def test_a_resumed_transformers_diagnostics_are_the_uninterrupted_runs(tmp_path, cache_dir):
+    # validation.jsonl (E4, E5's similarity and entropy): one record per validation, as the
+    # uninterrupted run writes it, although the stopped run wrote past its checkpoint and the
+    # new run's directory held a stale file
+    def run(run_dir: Path, *overrides: str) -> dict:
+        args = ("seed=2", "trainer.max_epochs=1000", *overrides)
+        cfg = compose_config(
+            "train", tiny_overrides("transformer", *BASE, *args), run_dir, cache_dir
+        )
+        return train(cfg)
+
+    (tmp_path / "full" / "diagnostics").mkdir(parents=True)  # left by a run killed early
+    (tmp_path / "full" / "diagnostics" / "validation.jsonl").write_text(
+        '{"step": 0, "when": "init"}\n'
+    )
+    run(tmp_path / "full", "trainer.max_steps=30", "test=false")
+    full = _diagnostics(tmp_path / "full")
+    assert [r["when"] for r in full].count("init") == 1 and full[0]["when"] == "init"
+    assert len(full) > 3 and [r["step"] for r in full] == sorted({r["step"] for r in full})
+
+    run(tmp_path / "run", "trainer.max_steps=23", "test=false")  # stops inside an epoch
+    last = tmp_path / "run" / "checkpoints" / "last.ckpt"
+    assert torch.load(last, weights_only=True)["global_step"] == 23
+    with open(tmp_path / "run" / "diagnostics" / "validation.jsonl", "a") as f:
+        f.write(json.dumps({**full[-1], "step": 27}) + "\n")  # made after the checkpoint
+    run(tmp_path / "run", "trainer.max_steps=30", "test=false", f"ckpt_path={last}")
+    assert _diagnostics(tmp_path / "run") == full
+
+
 def _loader_position(checkpoint: Path) -> tuple[int, int]:
     """(global step, batches of the current epoch done) of a checkpoint."""
     raw = torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True)

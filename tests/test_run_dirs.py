@@ -220,17 +220,47 @@ def test_a_queue_restarts_a_run_killed_before_its_first_checkpoint_and_keeps_its
     tmp_path, cache_dir
 ):
     run_dir = tmp_path / "sweep" / "0"
-    (run_dir / "csv").mkdir(parents=True)  # killed after its first logged rows, no checkpoint
-    (run_dir / "csv" / "metrics.csv").write_text("step,train/loss_step\n0,9.1\n")
-    (run_dir / "results.json").write_text('{"status": "interrupted", "config": {"seed": 1}}\n')
+    left = {  # killed after its first logged rows, no checkpoint
+        "csv/metrics.csv": "step,train/loss_step\n0,9.1\n",
+        "results.json": '{"status": "interrupted", "config": {"seed": 1}}\n',
+        "diagnostics/validation.jsonl": '{"step": 0, "when": "init"}\n',
+        "train.log": "the first run's log\n",
+        ".hydra/config.yaml": "seed: 1\n",
+    }
+    for name, text in left.items():
+        (run_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (run_dir / name).write_text(text)
     result = run(run_dir, cache_dir, "trainer.max_steps=2", "test=false", "resume=true", "seed=1")
     assert result["status"] == "completed"
     (aside,) = (run_dir / "abandoned").iterdir()
-    assert (aside / "csv" / "metrics.csv").read_text() == "step,train/loss_step\n0,9.1\n"
-    assert json.loads((aside / "results.json").read_text())["status"] == "interrupted"
+    assert {name: (aside / name).read_text() for name in left} == left  # every file it left
+    assert not (run_dir / "diagnostics").exists() and not (run_dir / "train.log").exists()
     # the report counts the run once, not the abandoned start beside it
     runs, _ = find_runs(tmp_path / "sweep")
     assert [r.path for r in runs] == [run_dir]
+
+
+def test_a_queue_restarting_a_run_keeps_the_first_runs_log_apart(tmp_path, cache_dir):
+    # from the command line Hydra has written the new job's record and opened its log (after
+    # the first run's lines) before train sees the directory: the first run's log goes aside
+    # whole, and the new run's log and record are its own
+    sweep_dir = tmp_path / "sweep"
+    run_dir = sweep_dir / "0"
+    (run_dir / "diagnostics").mkdir(parents=True)
+    (run_dir / "results.json").write_text('{"status": "interrupted", "config": {"seed": 1}}\n')
+    (run_dir / "diagnostics" / "validation.jsonl").write_text('{"step": 0, "when": "init"}\n')
+    (run_dir / "train.log").write_text("the first run's log\n")
+    proc = run_cli("train", "-m", *tiny_overrides("bahdanau", "trainer.max_steps=1", "test=false"),
+                   "seed=1", "resume=true", f"paths.cache_dir={cache_dir}",
+                   f"hydra.sweep.dir={sweep_dir}")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (aside,) = (run_dir / "abandoned").iterdir()
+    assert (aside / "train.log").read_text().startswith("the first run's log\n")
+    assert (aside / "diagnostics" / "validation.jsonl").is_file()
+    log = (run_dir / "train.log").read_text()
+    assert "the first run's log" not in log and "budget:" in log
+    assert (run_dir / ".hydra" / "overrides.yaml").is_file()
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "completed"
 
 
 def test_a_queue_refuses_a_directory_that_holds_another_jobs_run(tmp_path, cache_dir):

@@ -28,6 +28,7 @@ from seq2seq_lab.analysis.similarity import layer_similarity
 from seq2seq_lab.analysis.trace import has_blocks
 from seq2seq_lab.callbacks.clock import off_the_training_clock
 from seq2seq_lab.data.batch import Batch
+from seq2seq_lab.record.atomic import write_atomically
 
 
 class TransformerDiagnostics(L.Callback):
@@ -43,6 +44,12 @@ class TransformerDiagnostics(L.Callback):
       to ``diagnostics/validation.jsonl``: ``{"step", "when", "similarity", "entropy"}``, with
       ``"when": "init"`` at step 0 and ``"validation"`` after), scalars
       ``diag/similarity[_init]/*``, ``diag/entropy[_init]/*``.
+
+    ``validation.jsonl`` holds what the uninterrupted run would write: a fresh run starts the
+    file anew, and a run resumed from a checkpoint of update ``S`` keeps the records up to
+    ``S`` and drops the later ones, which the stopped run made after its checkpoint and the
+    resumed run makes again (a checkpoint of an update that validation follows is taken after
+    the validation: ``seq2seq_lab.callbacks.last_checkpoint``).
 
     The settings have no defaults: their one home is ``diagnostics`` in
     conf/callbacks/default.yaml.
@@ -96,7 +103,16 @@ class TransformerDiagnostics(L.Callback):
     # ------------------------------------------------------------------ training
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         network = self._network(pl_module)
-        if network is None or trainer.global_step != 0:
+        if network is None:
+            return
+        if trainer.is_global_zero:
+            path = Path(trainer.default_root_dir) / "diagnostics" / "validation.jsonl"
+            records = _read_records(path)
+            step = trainer.global_step  # 0: a fresh run, whose file starts anew
+            kept = [r for r in records if r["step"] <= step] if step else []
+            if kept != records:
+                _write_records(path, kept)
+        if trainer.global_step != 0:
             return  # only at initialisation (a resumed run has global_step > 0)
         if self._val_batch is None:  # no sanity check has shown the first validation batch
             batch = self._first_val_batch(trainer)
@@ -172,7 +188,25 @@ class TransformerDiagnostics(L.Callback):
         pl_module.log_dict(scalars)
         if not trainer.is_global_zero:
             return
-        out = self._out_dir(trainer)
+        path = self._out_dir(trainer) / "validation.jsonl"
         record = {"step": step, "when": when, "similarity": similarity, "entropy": entropy}
-        with open(out / "validation.jsonl", "a") as f:
+        with open(path, "a") as f:
             f.write(json.dumps(record) + "\n")
+
+
+def _read_records(path: Path) -> list[dict[str, Any]]:
+    """The records of a ``validation.jsonl`` in file order (none if there is no file)."""
+    if not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _write_records(path: Path, records: list[dict[str, Any]]) -> None:
+    """Replace the file with ``records`` (atomically; no records: no file)."""
+    if not records:
+        path.unlink(missing_ok=True)
+        return
+    write_atomically(
+        path, lambda f: f.writelines(json.dumps(r) + "\n" for r in records), binary=False
+    )

@@ -11,7 +11,8 @@ together get their own.
 A run that failed (or was interrupted) before its first ``last.ckpt`` cannot be continued and
 has no result: it does not hold its directory. The same command started there again moves its
 files to ``abandoned/<time>/`` in the directory (kept, not deleted; the report leaves them out),
-says so in one log line, and starts anew (:func:`set_aside_dead_end`).
+says so in one log line, and starts anew (:func:`set_aside_dead_end`). Every file it left goes
+(its diagnostics and log too), so nothing the new run appends to mixes the two runs' records.
 
 A resumable queue (``resume=true``, the real-data grids: experiments/run_real.sh) runs one
 sweep again and again into the same directory: each job then goes on with what its directory
@@ -34,6 +35,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -83,17 +86,62 @@ def set_aside(run_dir: Path, names: list[str]) -> Path:
     return aside
 
 
-def set_aside_dead_end(run_dir: Path, names: list[str]) -> Path | None:
-    """Set the run in ``run_dir`` aside (its files ``names``: :func:`set_aside`) when it
-    failed or was interrupted (its results.json says so) and left no ``checkpoints/last.ckpt``
-    to continue from; returns where it went, None (nothing moved) for any other run."""
+def set_aside_run(run_dir: Path) -> Path:
+    """Move everything the run in ``run_dir`` left to a new ``abandoned/<time>/``
+    (:func:`set_aside`) but what this process has already written there as the new run's.
+    When ``run_dir`` is the directory of the running Hydra job, that is Hydra's record of the
+    job (``.hydra/``, written over the old run's) and the job's log, which Hydra opened for
+    appending after the old run's lines: the log is copied along and emptied in place (the
+    new run's lines go on at its start), so neither file mixes the two runs."""
+    record_dir = _this_jobs_record_dir(run_dir)
+    logs = [Path(h.baseFilename) for h in _run_log_handlers(run_dir)]
+    logs = [path for path in logs if path.parent.resolve() == run_dir.resolve()]
+    keep = {ABANDONED, *([record_dir] if record_dir else []), *(path.name for path in logs)}
+    aside = set_aside(run_dir, sorted(p.name for p in run_dir.iterdir() if p.name not in keep))
+    for path in logs:
+        shutil.copy2(path, aside / path.name)
+        os.truncate(path, 0)  # opened with O_APPEND: the next line is written at the start
+    return aside
+
+
+def _this_jobs_record_dir(run_dir: Path) -> str | None:
+    """The name of the running Hydra job's record directory (``hydra.output_subdir``) when
+    ``run_dir`` is that job's directory, else None."""
+    if not HydraConfig.initialized():
+        return None
+    hydra = HydraConfig.get()
+    output_dir = hydra.runtime.get("output_dir")
+    if not output_dir or Path(output_dir).resolve() != run_dir.resolve():
+        return None
+    return hydra.output_subdir
+
+
+def _run_log_handlers(run_dir: Path) -> list[logging.FileHandler]:
+    """This process's logging handlers that write to a file inside ``run_dir`` (Hydra's job
+    log, ``train.log``)."""
+    return [
+        handler
+        for handler in logging.root.handlers
+        if isinstance(handler, logging.FileHandler)
+        and Path(handler.baseFilename).resolve().is_relative_to(run_dir.resolve())
+    ]
+
+
+def set_aside_dead_end(run_dir: Path, *, whole: bool) -> Path | None:
+    """Set the run in ``run_dir`` aside when it failed or was interrupted (its results.json
+    says so) and left no ``checkpoints/last.ckpt`` to continue from; returns where it went,
+    None (nothing moved) for any other run. ``whole``: everything in the directory goes
+    (before Hydra has written the new run's record and log into it), else what
+    :func:`set_aside_run` moves."""
     path = run_dir / "results.json"
     record = read_results(path) if path.is_file() else None
     if record is None or record.get("status") in FINISHED:
         return None
     if (run_dir / "checkpoints" / "last.ckpt").is_file():
         return None
-    return set_aside(run_dir, names)
+    if not whole:
+        return set_aside_run(run_dir)
+    return set_aside(run_dir, sorted(p.name for p in run_dir.iterdir() if p.name != ABANDONED))
 
 
 def _dead_end_line(run_dir: Path, aside: Path) -> str:
@@ -120,15 +168,13 @@ def check_run_dir(run_dir: Path, ckpt_path: str | None) -> bool:
 
 def _claim(run_dir: Path, ckpt_path: str | None, *, whole: bool) -> tuple[bool, str | None]:
     """:func:`check_run_dir`'s decision: (resumes, the line saying a failed run was set aside,
-    or None). ``whole``: set aside everything in the directory (before Hydra has written the
-    new run's record and log into it), else the :data:`RUN_MARKERS` only."""
+    or None). ``whole``: as in :func:`set_aside_dead_end`."""
     found = held_run(run_dir)
     if not found:
         return False, None
     if ckpt_path and Path(ckpt_path).resolve().is_relative_to(run_dir.resolve()):
         return True, None
-    names = sorted(p.name for p in run_dir.iterdir() if p.name != ABANDONED) if whole else found
-    aside = set_aside_dead_end(run_dir, names)
+    aside = set_aside_dead_end(run_dir, whole=whole)
     if aside is None:
         raise _holds_a_run(run_dir, found)
     return False, _dead_end_line(run_dir, aside)
@@ -166,7 +212,8 @@ def continuation(run_dir: Path, job: Any) -> Continuation:
       ``checkpoints/last.ckpt``: it continues from there (``ckpt_path``); so does a run the
       wall clock ended whose job now allows it more time (:func:`clock_cap_raised`);
     - a run killed before its first checkpoint: its files are moved to ``abandoned/<time>/``
-      in the directory (kept, not deleted; the report leaves them out) and the job starts again;
+      in the directory (:func:`set_aside_run`: kept, not deleted; the report leaves them out)
+      and the job starts again;
     - nothing there: the job starts.
 
     Raises ConfigError when the directory holds another job's run (a grid changed between two
@@ -194,9 +241,8 @@ def continuation(run_dir: Path, job: Any) -> Continuation:
         return Continuation(finished=record)
     if last.is_file():
         return Continuation(ckpt_path=last)
-    found = held_run(run_dir)
-    if found and is_rank_zero():
-        set_aside(run_dir, found)
+    if held_run(run_dir) and is_rank_zero():
+        set_aside_run(run_dir)
     return Continuation()
 
 
@@ -227,11 +273,9 @@ def close_run_log(run_dir: Path) -> None:
     """Stop logging into files inside ``run_dir`` (Hydra's job log, ``train.log``): a finished
     run a queue keeps is kept byte for byte, its log included; what the job says about it goes
     to the console (the queue's pass log) only."""
-    for handler in list(logging.root.handlers):
-        path = getattr(handler, "baseFilename", None)
-        if path is not None and Path(path).resolve().is_relative_to(run_dir.resolve()):
-            logging.root.removeHandler(handler)
-            handler.close()
+    for handler in _run_log_handlers(run_dir):
+        logging.root.removeHandler(handler)
+        handler.close()
 
 
 def _checkpoint_config(path: Path) -> dict[str, Any]:
