@@ -48,7 +48,7 @@ queue_pass() {
   gpu=$(command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name --format=csv,noheader | head -1 || echo none)
   mkdir -p "$out"
   [ -f "$out/wall_time.txt" ] \
-    || echo "$label (resumable queue: one line per pass; the wall time is their sum)" > "$out/wall_time.txt"
+    || echo "$label (resumable queue: one line per pass; the wall time is the time they cover)" > "$out/wall_time.txt"
   echo "pass: finished $(date -u +%Y-%m-%dT%H:%M:%SZ), wall_seconds: $(( end - start )), runs finished: $finished of $jobs, exit: $pass_status, cpu: $cpu, gpu: $gpu, command: $*" >> "$out/wall_time.txt"
   echo "$label: pass took $(( (end - start) / 60 )) min, $finished of $jobs runs finished -> $out"
 }

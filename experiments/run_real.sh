@@ -33,7 +33,7 @@
 #         renumbers its jobs, so more seeds of some models cannot join the grid's own): its
 #         passes count its jobs, the report reads every run under runs/.
 # Passes: experiments/<name>/results/<data>/wall_time.txt, one line each (command, runs
-#         finished, seconds, hardware); the grid's wall time is their sum.
+#         finished, seconds, hardware); the grid's wall time is the time they cover.
 # Two jobs at a time with one thread each (JOBS=2; on a 2-core CPU ~1.8x the throughput of
 # one job with two threads); JOBS=1 THREADS=1 runs a grid on one core while another grid has the
 # other. OVERRIDES adds Hydra overrides to every run; DATA names the

@@ -228,6 +228,25 @@ def test_the_header_sums_the_wall_time_of_the_queues_passes(tmp_path):
     assert (out / "e1_attention" / "../wall_time.txt").is_file()
 
 
+def test_passes_run_side_by_side_count_their_time_once(tmp_path):
+    """A SWEEP= queue beside the grid's (run_real.sh): both append to one wall_time.txt, and
+    the hour they overlap is one hour of the grid's wall time, not two."""
+    out = tmp_path / "results/multi30k"
+    e1_sweep(out / "runs")
+    line = "pass: finished {end}, wall_seconds: {s}, runs finished: 1 of 4, exit: 124, cpu: X x 2, gpu: none, command: c\n"  # noqa: E501
+    (out / "wall_time.txt").write_text(
+        "experiment: e1_attention\n"
+        + line.format(end="2026-12-01T02:00:00Z", s=3600)  # 01:00-02:00
+        + line.format(end="2026-12-01T05:00:00Z", s=7200)  # 03:00-05:00
+        + line.format(end="2026-12-01T04:30:00Z", s=3600)  # 03:30-04:30, beside it
+    )
+    generate_report(out / "runs", out)
+    markdown = (out / "e1_attention" / "report.md").read_text()
+    line = next(x for x in markdown.splitlines() if x.startswith("- **Wall time:**"))
+    assert line.startswith("- **Wall time:** 3 h 0 min (10,800 s) in 3 passes")
+    assert "some side by side (their sum: 4 h 0 min)" in line
+
+
 def test_differences_pool_seeds_and_find_the_clear_gain(generated):
     root, _, reports, _ = generated
     found = {d.system: d for d in reports["e1_attention"].assessment.differences}
