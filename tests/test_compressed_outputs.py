@@ -61,6 +61,18 @@ def test_finished_runs_are_compressed_and_read_back_line_for_line(tmp_path):
     assert compressed_outputs.read_kept_text(tmp_path / "nothing.csv") is None
 
 
+def test_a_sweeps_runs_a_level_down_are_compressed_and_set_aside_ones_are_not(tmp_path):
+    # run_real.sh's SWEEP=seed4 puts its jobs in runs/seed4/<job>/; the report reads them there
+    nested = a_run(tmp_path / "runs" / "seed4", "0", "completed")
+    set_aside = a_run(
+        tmp_path / "runs" / "1" / "abandoned" / "2026-12-01_00-00-00", "x", "completed"
+    )
+    assert compressed_outputs.main([str(tmp_path / "runs")]) == 0
+    assert [p.name for p in (nested / "csv").iterdir()] == ["metrics.csv.bz2"]
+    assert (nested / "hypotheses.test.txt.bz2").is_file()
+    assert not list(set_aside.rglob("*.bz2"))
+
+
 def test_a_report_reads_a_compressed_metrics_history_as_the_plain_one(tmp_path):
     a_run(tmp_path / "runs", "0", "completed")
     (plain,), _ = find_runs(tmp_path / "runs")

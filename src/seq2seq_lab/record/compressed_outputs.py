@@ -38,7 +38,7 @@ from pathlib import Path
 
 from seq2seq_lab.data.lines import decode_lines, decode_utf8
 from seq2seq_lab.record.atomic import write_bytes
-from seq2seq_lab.record.results import FINISHED, read_results
+from seq2seq_lab.record.results import ABANDONED, FINISHED, read_results
 
 # relative to a run's directory
 PATTERNS = ("hypotheses.*.txt", "length_probe/join-*.txt", "csv/metrics.csv")
@@ -102,10 +102,14 @@ def discard_compressed(path: Path) -> None:
 
 
 def compress_finished_runs(root: str | Path) -> list[Path]:
-    """Compress the files of :data:`PATTERNS` in every finished run directory ``root/*/`` (one
-    whose record, one of :data:`RECORDS`, has a finished status); returns the files written."""
+    """Compress the files of :data:`PATTERNS` in every finished run directory under ``root``
+    (one whose record, one of :data:`RECORDS`, has a finished status), at any depth, as a
+    report finds runs: a queue's ``SWEEP`` puts its jobs in ``runs/<sweep>/<job>/``. Runs set
+    aside under ``abandoned/`` are left as they are. Returns the files written."""
+    root = Path(root)
+    records = (r for name in RECORDS for r in root.rglob(name))
     written = []
-    for record in sorted(r for name in RECORDS for r in Path(root).glob(f"*/{name}")):
+    for record in sorted(r for r in records if ABANDONED not in r.relative_to(root).parts):
         results = read_results(record)
         if (results or {}).get("status") not in FINISHED:
             continue
