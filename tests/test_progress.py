@@ -37,6 +37,6 @@ def test_the_bar_runs_over_the_update_budget_with_the_last_validation(tmp_path):
     assert "val/bleu:" in last and "time left" not in last
 
 
-def test_a_wall_clock_cap_shows_its_time_left(tmp_path):
+def test_a_wall_clock_cap_shows_its_time_left_as_a_cap(tmp_path):
     lines = _training_lines(tmp_path, "trainer.max_steps=3", "trainer.max_time=00:00:05:00")
-    assert re.search(r" 3/3 .*time left: 4:[0-5]\d", lines[-1]), lines[-1]
+    assert re.search(r" 3/3 .*cap left: 4:[0-5]\d", lines[-1]), lines[-1]

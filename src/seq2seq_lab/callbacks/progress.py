@@ -6,14 +6,24 @@ column says when the epoch ends. Here the one training bar counts optimiser upda
 
     completed = trainer.global_step,  total = budget,
 
-with ``budget = trainer.max_steps`` when set, else none (a bar without an end: a run bounded by
-epochs, whose token-budget batches make a different number of updates each epoch; Lightning's
-``estimated_stepping_batches`` would reload the training loader to count them, and with it the
-data order). Rich's time column then gives the run's elapsed and remaining time, from the speed
-of the latest updates. Beside it: the epoch (of ``max_epochs`` when no update budget is set),
-the wall-clock cap's time left when ``trainer.max_time`` is set (it may end the run first), and
-the module's progress-bar metrics (the last validation BLEU). Validation and test
-keep Lightning's own bars.
+with ``budget = trainer.max_steps`` when set. A run has a budget of one of five kinds, and the
+bar shows what each makes known, never more:
+
+- updates (``trainer.max_steps``): ``613/1200``, and rich's remaining time from the speed of
+  the latest updates;
+- ``trainer.max_time`` (Lightning's ``Timer``) or wall-clock marks (``WallClockCheckpoints``:
+  the last mark ends the run): the updates done of no known total (``613/--``, Lightning's
+  infinite task) and ``time left`` of the time budget, the one that ends the run first where
+  there are several;
+- epochs (``trainer.max_epochs`` alone): ``613/--`` and ``epoch: 3/20`` (token-budget batches
+  make a different number of updates each epoch; Lightning's ``estimated_stepping_batches``
+  would reload the training loader to count them, and with it the data order);
+- none: the updates done and the time elapsed.
+
+Beside the bar: the epoch; ``time left`` of a time budget, or ``cap left`` where a wall-clock
+cap may end an update-bounded run before its budget (the time column is then the ETA of the
+updates); and the module's progress-bar metrics (the last validation BLEU).
+Validation and test keep Lightning's own bars.
 """
 
 from __future__ import annotations
@@ -22,6 +32,8 @@ from typing import Any
 
 import lightning as L
 from lightning.pytorch.callbacks import RichProgressBar, Timer
+
+from seq2seq_lab.callbacks.wall_clock import WallClockCheckpoints
 
 
 class BudgetProgressBar(RichProgressBar):
@@ -44,7 +56,7 @@ class BudgetProgressBar(RichProgressBar):
             # one bar for the whole run, started where a resumed run stands: a bar reset every
             # epoch would estimate the remaining time of the epoch only
             self.train_progress_bar_id = self.progress.add_task(
-                "Training", total=_budget(trainer), completed=trainer.global_step
+                "Training", total=_total(trainer), completed=trainer.global_step
             )
         self.refresh()
 
@@ -73,7 +85,10 @@ class BudgetProgressBar(RichProgressBar):
         extra: dict[str, Any] = {"epoch": epoch}
         left = _time_left(trainer)
         if left is not None:
-            extra["time left"] = f"{int(left // 60)}:{int(left % 60):02d}"
+            # with an update budget the bar's own time column is the ETA and the clock only a
+            # cap that may end the run first; without one the clock is the budget
+            label = "time left" if _budget(trainer) is None else "cap left"
+            extra[label] = f"{int(left // 60)}:{int(left % 60):02d}"
         return {**extra, **metrics}
 
 
@@ -84,9 +99,21 @@ def _budget(trainer: L.Trainer) -> int | None:
     return None
 
 
+def _total(trainer: L.Trainer) -> float:
+    """The bar's total: the update budget, or infinity (Lightning's task without an end, drawn
+    as ``613/--`` with a pulsing bar) where the run has none."""
+    budget = _budget(trainer)
+    return float("inf") if budget is None else budget
+
+
 def _time_left(trainer: L.Trainer) -> float | None:
-    """Seconds the wall-clock cap (``trainer.max_time``, Lightning's Timer) leaves training."""
-    timer = next((c for c in trainer.callbacks if isinstance(c, Timer)), None)
-    if timer is None or timer.time_remaining("train") is None:
-        return None
-    return max(0.0, float(timer.time_remaining("train")))
+    """Seconds of training the run's time budgets leave: the least of the wall-clock cap's
+    (``trainer.max_time``, Lightning's Timer) and the wall-clock marks' (the last mark ends
+    the run); None where neither is set."""
+    left: list[float] = []
+    for callback in trainer.callbacks:
+        if isinstance(callback, Timer) and callback.time_remaining("train") is not None:
+            left.append(float(callback.time_remaining("train")))
+        elif isinstance(callback, WallClockCheckpoints):
+            left.append(callback.seconds_to_last_mark)
+    return max(0.0, min(left)) if left else None

@@ -47,6 +47,11 @@ class WallClockCheckpoints(L.Callback):
         self.training_seconds = float(state["training_seconds"])
         self.saved = {float(mark): Path(path) for mark, path in state["saved"].items()}
 
+    @property
+    def seconds_to_last_mark(self) -> float:
+        """Training seconds left before the last mark ends the run (never below 0)."""
+        return max(0.0, self.marks[-1] * 60 - self.training_seconds)
+
     def leave_out_of_clock(self, seconds: float) -> None:
         """``seconds`` just spent writing a checkpoint (``LastCheckpoint``) are not training."""
         if self._resumed_at is not None:
