@@ -19,12 +19,10 @@ REPO = Path(__file__).resolve().parents[1]
 CONF_DIR = str(REPO / "conf")
 FAMILIES = ("plain", "bahdanau", "luong", "transformer")
 
-QUIET = ["~callbacks.progress_bar"]
-
 
 def tiny_overrides(family: str = "bahdanau", *extra: str) -> list[str]:
     """The smoke scale (conf/scale/smoke.yaml: tiny data and per-family tiny sizes)."""
-    return [f"model={family}", "scale=smoke", *QUIET, *extra]
+    return [f"model={family}", "scale=smoke", *extra]
 
 
 @pytest.fixture(scope="session")

@@ -76,7 +76,6 @@ def test_a_new_folder_is_a_comparison_that_trains_sweeps_and_reports(lab, tmp_pa
         "-m",
         "experiment=my_reversal",
         "scale=smoke",
-        "~callbacks.progress_bar",
         f"paths.cache_dir={cache_dir}",
         f"hydra.sweep.dir={sweep}",
     )

@@ -88,7 +88,7 @@ def test_scales_shrink_or_grow_the_model(tmp_path):
 
 @pytest.mark.parametrize("scale", ["smoke", "synthetic", "multi30k"])
 def test_the_trainer_of_each_scale_builds(scale, tmp_path):
-    cfg = compose_config("train", [f"scale={scale}", "~callbacks.progress_bar"], tmp_path)
+    cfg = compose_config("train", [f"scale={scale}"], tmp_path)
     # trainer.precision=auto is resolved before the Trainer sees it, as pipeline.training.train does
     precision = choose_precision(cfg.trainer.precision, cfg.trainer.accelerator).precision
     trainer = instantiate(

@@ -65,7 +65,6 @@ def sweeps(tmp_path_factory) -> Path:
             "-m",
             f"experiment={experiment}",
             "scale=smoke",
-            "~callbacks.progress_bar",
             f"paths.cache_dir={cache}",
             f"hydra.sweep.dir={root / experiment}",
             *trim,
@@ -126,7 +125,6 @@ def test_optuna_search_with_in_memory_storage(tmp_path):
         "scale=smoke",
         "hydra.sweeper.n_trials=2",
         "hydra.sweeper.sampler.n_startup_trials=2",
-        "~callbacks.progress_bar",
         f"paths.cache_dir={tmp_path / 'cache'}",
         f"hydra.sweep.dir={tmp_path / 'optuna'}",
     )
@@ -144,7 +142,6 @@ def test_joblib_launcher_runs_jobs_in_parallel_processes(tmp_path):
         "threads=1",
         "scale=smoke",
         "model=plain,luong",
-        "~callbacks.progress_bar",
         f"paths.cache_dir={tmp_path / 'cache'}",
         f"hydra.sweep.dir={tmp_path / 'joblib'}",
     )

@@ -235,7 +235,6 @@ def test_eval_finds_a_relative_data_root_from_another_directory(tmp_path, cache_
             "data.max_tokens=400",
             "trainer.max_steps=2",
             "trainer.max_time=null",
-            "~callbacks.progress_bar",
         ],
         run_dir,
         cache_dir,

@@ -108,7 +108,6 @@ def test_a_record_names_every_path_by_where_it_is(tmp_path):
             f"data.root={SIBLING_DATA}",
             f"+paths.cache_dir={cache}",
             f"ckpt_path={tmp_path / 'old' / 'last.ckpt'}",
-            "~callbacks.progress_bar",
         ],
         "config": {
             "paths": {"output_dir": str(run_dir), "cache_dir": str(cache)},
@@ -127,7 +126,6 @@ def test_a_record_names_every_path_by_where_it_is(tmp_path):
         "data.root=../shared/data/multi30k",
         "+paths.cache_dir=${paths.cache_dir}",
         "ckpt_path=${ckpt_path}",
-        "~callbacks.progress_bar",
     ]
     assert portable["config"] == {
         "paths": {"output_dir": "${paths.output_dir}", "cache_dir": "${paths.cache_dir}"},

@@ -74,7 +74,6 @@ def test_two_runs_started_into_one_directory_at_once(tmp_path, cache_dir):
                 f"hydra.run.dir={run_dir}",
                 f"seed={seed}",
                 "threads=1",
-                "~callbacks.progress_bar",
                 f"paths.cache_dir={cache_dir}",
             ],
             cwd=tmp_path,

@@ -99,7 +99,7 @@ def precision_sweep(work: Path) -> dict:
     train = subprocess.run(
         [sys.executable, "-m", "seq2seq_lab.train", "-m", "model=transformer",
          "trainer.precision=32-true,bf16-mixed", "seed=1,2", "scale=smoke",
-         "trainer.max_steps=2", "trainer.max_time=null", "threads=1", "~callbacks.progress_bar",
+         "trainer.max_steps=2", "trainer.max_time=null", "threads=1",
          "~callbacks.attention_plots", "variant=${hydra:runtime.choices.model}_${trainer.precision}",
          "experiment_name=precision_quality", f"hydra.sweep.dir={sweep}"],
         cwd=REPO, capture_output=True, text=True, env=env, timeout=600,

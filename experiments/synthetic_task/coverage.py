@@ -45,7 +45,11 @@ def coverage(overrides: list[str]) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    for key, value in coverage(sys.argv[1:] if argv is None else argv).items():
+    argv = sys.argv[1:] if argv is None else argv
+    if {"-h", "--help"} & set(argv):
+        print(__doc__)
+        return 0
+    for key, value in coverage(argv).items():
         print(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}")
     return 0
 
