@@ -345,6 +345,11 @@ def stop_cause(trainer: L.Trainer) -> str:
             remaining = callback.time_remaining()
             if remaining is not None and remaining <= 0:
                 return "trainer.max_time"
+    for callback in trainer.callbacks:
+        # a callback that ends training by a rule of its own says why (ConvergenceStopping)
+        reason = getattr(callback, "stop_reason", None)
+        if isinstance(reason, str):
+            return reason
     for callback in trainer.early_stopping_callbacks:
         if callback.stopping_reason != EarlyStoppingReason.NOT_STOPPED:
             return f"early stopping on {callback.monitor}"
