@@ -3,9 +3,9 @@ them), with only a budget added, in a copy of the checkout with ../shared beside
 console a user sees (the progress bar on).
 
 The budget (:func:`budgeted`): ``scale=smoke`` where a command trains on the built-in task; on
-the real data it names, the first pairs of each split and a few updates or seconds of the
-budget's own kind (updates, ``trainer.max_time``, wall-clock marks); two trials of a
-hyper-parameter search. A placeholder a reader fills in is filled with what the test made:
+the real data it names, the first pairs of each split, validation every 2 updates and a few
+updates or seconds of the budget's own kind (updates, ``trainer.max_time``, wall-clock
+marks); two trials of a hyper-parameter search. A placeholder a reader fills in is filled with what the test made:
 ``RUN`` (``RUN_DIR``) a trained smoke run, ``multirun/<name>/<scale>/<time>`` the newest sweep of
 ``<name>`` (the documented sweep is run first where there is none), ``<data>`` ``smoke``.
 
@@ -105,7 +105,8 @@ def budgeted(text: str) -> str:
         return text
     extra = []
     if REAL_DATA.search(text):
-        extra += [REAL_DATA_CUT, *_real_data_budget(text)]
+        # validation every 2 updates: a run this short validates, as the user's run does
+        extra += [REAL_DATA_CUT, "val_every=2", *_real_data_budget(text)]
     else:
         text = re.sub(r"(?<=\s)scale=\w+", "", text)
         extra.append("scale=smoke")
@@ -253,7 +254,7 @@ def environment(checkout, tmp_path_factory) -> dict[str, str]:
         "SEQ2SEQ_LAB_CACHE": str(tmp_path_factory.mktemp("cache")),
         "WANDB_MODE": "offline",
         "PYTHONUNBUFFERED": "1",
-        "COLUMNS": "120",
+        "COLUMNS": "200",
         "FORCE_COLOR": "1",  # rich draws the progress bar as in a terminal
     }
 
@@ -303,6 +304,7 @@ def _closing_lines_shown(text: str, console: str, where: str) -> None:
     if re.search(r"\s-m(\s|$)", text):
         assert "report: python -m seq2seq_lab.report" in console, f"{where}: {console[-2000:]}"
     elif "debug=" not in text:
+        assert re.search(r"val/bleu:\s+\d", console), f"{where}: no validation: {console[-2000:]}"
         assert re.search(r"completed, test BLEU \d", console), f"{where}: {console[-2000:]}"
         assert "report: python -m seq2seq_lab.report" in console, f"{where}: {console[-2000:]}"
 
