@@ -88,7 +88,7 @@ def test_e5_checks_wait_for_the_scaled_model_to_converge(comparison, check):
     found = check.test(comparison("scaled rising"))
     assert found.holds is None
     assert found.why.startswith("not converged: ")
-    assert "scale-True_heads1 +5.0" in found.why and "scale-False" not in found.why
+    assert "scale-True_heads1 (seed 1 +5.00" in found.why and "scale-False" not in found.why
 
 
 @pytest.mark.parametrize("check", [MAIN, GROWS], ids=["main", "gap grows"])

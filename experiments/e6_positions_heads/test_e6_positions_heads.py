@@ -91,7 +91,7 @@ def test_e6_checks_decide(comparison, check, scenario, holds):
 def test_e6_checks_wait_for_convergence(comparison, check):
     found = check.test(comparison("rising"))
     assert found.holds is None, found.detail
-    assert found.why.startswith("not converged: sinusoidal +5.0"), found.why
+    assert found.why.startswith("not converged: sinusoidal (seed 1 +5.00"), found.why
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=IDS)

@@ -114,7 +114,7 @@ def test_the_opposite_effects_fail(tmp_path):
 def test_a_model_still_improving_is_named_and_not_judged(tmp_path):
     finding = E8.checks[0].test(grid(tmp_path, PUBLISHED, rising=("transformer",)))
     assert finding.holds is True  # on the models that converged
-    assert finding.detail.startswith("left out, not converged: transformer +")
+    assert finding.detail.startswith("left out, not converged: transformer (seed 1 +")
     assert "transformer: beam 5" not in finding.detail
 
 

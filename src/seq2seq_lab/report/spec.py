@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from seq2seq_lab.report.aggregate import Role, Variant, group_variants
+from seq2seq_lab.report.gate import unconverged
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.training.convergence import MIN_VALIDATIONS, has_converged
 
 REPRODUCED = "reproduced"
 PARTLY = "partly"
@@ -214,9 +214,10 @@ class ExperimentSpec:
             "every setting of the grid was run, no run was stopped by the wall clock, and the "
             "quality floor holds: "
             f"{self.floor.describe()}. Each check holds, fails or is undecided (with its "
-            "reason); a check comparing variants is undecided while one of them still improves "
-            "(best validation BLEU up by 1 or more over its last quarter of updates), unless "
-            "it says it compares at equal updates. Then: reproduced if every check holds; "
+            "reason); a check comparing variants is undecided while one of them has not "
+            "converged (a seed's best validation BLEU up by 1 or more over its last quarter of "
+            "updates, a seed stalled below 1 BLEU, or a seed 5 or more below its variant's best "
+            "seed: report/gate.py), unless it says it compares at equal updates. Then: reproduced if every check holds; "
             f"partly if ({main}) holds and another does not; not reproduced if ({main}) fails; "
             f"inconclusive if ({main}) is undecided. A variant's BLEU is the mean over seeds "
             "(a diverged run without a test score counts 0; a failed or interrupted run counts "
@@ -358,18 +359,15 @@ class Comparison:
         return floor.threshold(next(iter(scales)), role or {})
 
     def unconverged(self, variants: Iterable[Variant]) -> list[str]:
-        """The variants still improving by the protocol's rule (training/convergence.py: the
-        best validation BLEU rose by CONVERGED_GAIN or more over the last quarter of the
-        updates, mean over seeds), or whose rise could not be measured: "seq2seq +19.7"."""
+        """The variants a check may not judge as trained (``report/gate.py``: a seed still
+        rising by CONVERGED_GAIN or more over its last quarter, or whose rise was not measured;
+        a seed stalled near 0 BLEU; a seed on a plateau its variant's
+        best seed left), each with its seeds: "luong (seed 1 +8.9 / seed 2 on a plateau ...)"."""
         found = []
         for variant in {id(v): v for v in variants}.values():
-            gain = variant.late_gain.mean
-            if gain is None:
-                found.append(
-                    f"{variant.label} (rise not measured: < {MIN_VALIDATIONS} validations)"
-                )
-            elif not has_converged(gain):
-                found.append(f"{variant.label} +{gain:.1f}")
+            reason = unconverged(variant)
+            if reason is not None:
+                found.append(reason.text())
         return found
 
     def missing_settings(self) -> list[list[str]]:
