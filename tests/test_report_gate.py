@@ -1,6 +1,7 @@
 """The convergence gate (report/gate.py) seed by seed: a rising seed, a stalled one and one on
 a plateau keep a variant from being judged as trained, and a check comparing it holds, fails
-or stays undecided accordingly (synthetic runs, no training)."""
+or stays undecided accordingly: by the one-sided rule and by its kind (checks.judged)
+(synthetic runs, no training)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,17 @@ from report_support import converging, corpus, translate, write_run
 
 from seq2seq_lab.report.checks import family_role, judged
 from seq2seq_lab.report.gate import PLATEAU_GAP, STALLED_BLEU, unconverged
-from seq2seq_lab.report.rules import BETTER
+from seq2seq_lab.report.rules import BETTER, Claim
 from seq2seq_lab.report.runs import find_runs
-from seq2seq_lab.report.spec import Comparison, ExperimentSpec, QualityFloor
+from seq2seq_lab.report.spec import (
+    FINAL_QUALITY,
+    LEARNING_SPEED,
+    Check,
+    Comparison,
+    ExperimentSpec,
+    Finding,
+    QualityFloor,
+)
 
 SOURCES, REFERENCES = corpus(n=60)
 SPEC = ExperimentSpec(
@@ -71,19 +80,49 @@ def test_a_diverged_run_is_neither_stalled_nor_on_a_plateau(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("system", "expected"),
+    ("baseline", "system", "expected"),
     [
-        (dict(error=0.1), True),  # every seed converged: the interval decides, holds
-        (dict(error=0.6), False),  # converged, worse: fails
-        (dict(error=0.1, best=(90.0, 80.0, 90.0)), None),  # seed 2 on a plateau: undecided
+        (dict(error=0.4), dict(error=0.1), True),  # every seed converged: holds
+        (dict(error=0.4), dict(error=0.6), False),  # converged, worse: fails
+        # the baseline (predicted lower) on a plateau on seed 2: undecided
+        (dict(error=0.4, best=(90.0, 80.0, 90.0)), dict(error=0.1), None),
+        # the system (predicted higher) still rising: it can only widen the gap, holds
+        (dict(error=0.4), dict(error=0.1, gains=(3.0, 0.0, 0.0)), True),
+        # ... but while the interval does not hold, it is undecided
+        (dict(error=0.4), dict(error=0.6, gains=(3.0, 0.0, 0.0)), None),
     ],
 )
-def test_a_check_holds_fails_or_waits_on_the_gate(tmp_path, system, expected):
-    arm(tmp_path, "plain", 0.4)
+def test_a_check_holds_fails_or_waits_on_the_gate(tmp_path, baseline, system, expected):
+    arm(tmp_path, "plain", **baseline)
     arm(tmp_path, "transformer", **system)
     c = comparison(tmp_path)
     plain, transformer = c.find(family="plain"), c.find(family="transformer")
     finding = judged(c, "transformer - plain", plain, transformer, BETTER)
     assert finding.holds is expected, finding
     if expected is None:
-        assert finding.why.startswith("not converged: transformer (seed 2 on a plateau")
+        assert finding.why.startswith("not converged: ")
+
+
+def test_an_about_equal_claim_waits_for_either_side(tmp_path):
+    arm(tmp_path, "plain", 0.1)
+    arm(tmp_path, "transformer", 0.1, gains=(3.0, 0.0, 0.0))
+    c = comparison(tmp_path)
+    plain, transformer = c.find(family="plain"), c.find(family="transformer")
+    found = judged(c, "transformer - plain", plain, transformer, Claim("within", 50.0))
+    assert found.holds is None and found.why.startswith("not converged: transformer (seed 1")
+
+
+@pytest.mark.parametrize(("kind", "expected"), [(LEARNING_SPEED, True), (FINAL_QUALITY, None)])
+def test_only_a_learning_speed_check_holds_a_variant_to_its_budget(tmp_path, kind, expected):
+    """Plain seq2seq, the side predicted lower, still rises: a learning-speed check that holds
+    it to the budget decides; a final-quality check may not exempt it."""
+    arm(tmp_path, "plain", 0.4, gains=(3.0, 3.0, 3.0))
+    arm(tmp_path, "transformer", 0.1)
+
+    def test(c: Comparison) -> Finding:
+        plain, transformer = c.find(family="plain"), c.find(family="transformer")
+        return judged(c, "transformer - plain", plain, transformer, BETTER,
+                      equal_updates=[plain])  # fmt: skip
+
+    found = Check("transformer better", test, kind=kind).judge(comparison(tmp_path))
+    assert found.holds is expected, found

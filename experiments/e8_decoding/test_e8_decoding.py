@@ -94,13 +94,13 @@ def grid(root: Path, effects: dict, rising: tuple[str, ...] = ()) -> Comparison:
 
 
 def answers(c: Comparison) -> list[bool | None]:
-    return [check.test(c).holds for check in E8.checks]
+    return [check.judge(c).holds for check in E8.checks]
 
 
 def test_the_published_effects_hold_on_every_model(tmp_path):
     c = grid(tmp_path, PUBLISHED)
     assert answers(c) == [True, True, True, True]
-    main = E8.checks[0].test(c).detail
+    main = E8.checks[0].judge(c).detail
     assert "bahdanau: beam 5 - greedy +" in main and "(paired)" in main
     assert E8.verdict(c).outcome == REPRODUCED
 
@@ -112,7 +112,7 @@ def test_the_opposite_effects_fail(tmp_path):
 
 
 def test_a_model_still_improving_is_named_and_not_judged(tmp_path):
-    finding = E8.checks[0].test(grid(tmp_path, PUBLISHED, rising=("transformer",)))
+    finding = E8.checks[0].judge(grid(tmp_path, PUBLISHED, rising=("transformer",)))
     assert finding.holds is True  # on the models that converged
     assert finding.detail.startswith("left out, not converged: transformer (seed 1 +")
     assert "transformer: beam 5" not in finding.detail
@@ -121,7 +121,7 @@ def test_a_model_still_improving_is_named_and_not_judged(tmp_path):
 def test_with_no_model_converged_the_checks_are_undecided(tmp_path):
     c = grid(tmp_path, PUBLISHED, rising=("plain", "bahdanau", "transformer"))
     for check in E8.checks:
-        finding = check.test(c)
+        finding = check.judge(c)
         assert finding.holds is None and finding.why.startswith("not converged"), finding
 
 
@@ -151,7 +151,7 @@ def test_without_the_outputs_the_checks_count_seeds_only_and_without_the_record_
             del results["decoding_study"]
             (run.path / "results.json").write_text(json.dumps(results))
     c = Comparison(E8, find_runs(tmp_path)[0])
-    finding = E8.checks[0].test(c)
+    finding = E8.checks[0].judge(c)
     if missing == "outputs":
         assert finding.holds is None and "test outputs missing" in finding.detail
     else:

@@ -32,6 +32,7 @@ training stability or speed). A check never holds on two near-zero scores becaus
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,19 @@ MIN_SEEDS = 3  # finished seeds per variant before any verdict (comparisons.md a
 
 
 HOLDS, FAILS, UNDECIDED = "holds", "fails", "undecided"
+
+# What a check claims (``Check.kind``). A final-quality claim is the papers' kind: each model
+# trained until it stops improving, so every variant it compares must have converged (or the
+# one-sided rule of ``checks.judged`` spares it). A learning-speed claim compares variants at
+# the same number of updates, the comparison's budget, which may leave some of them still
+# rising by declaration (``equal_updates``). A claim about the models at initialisation reads
+# no training at all.
+FINAL_QUALITY = "final quality"
+LEARNING_SPEED = "learning speed"
+AT_INITIALISATION = "at initialisation"
+KINDS = (FINAL_QUALITY, LEARNING_SPEED, AT_INITIALISATION)
+# The verdict word of a comparison decided by a learning-speed main check says so
+AT_EQUAL_UPDATES = "at equal updates"
 
 
 @dataclass(frozen=True)
@@ -84,11 +98,20 @@ class Check:
     text: str  # the claim with its threshold, as printed in the report
     test: Callable[[Comparison], Finding]
     main: bool = False
+    kind: str = FINAL_QUALITY  # one of KINDS: only a check not of final quality may exempt
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"check kind {self.kind!r}: one of {', '.join(KINDS)}")
+
+    def judge(self, comparison: Comparison) -> Finding:
+        """The check's answer on ``comparison``, judged as a check of its kind."""
+        return self.test(comparison.judging(self.kind))
 
     @property
     def label(self) -> str:
-        """The claim as the report and the README list it."""
-        return self.text + (" (main check)" if self.main else "")
+        """The claim as the report and the README list it, with its kind."""
+        return f"[{self.kind}] " + self.text + (" (main check)" if self.main else "")
 
 
 @dataclass(frozen=True)
@@ -217,16 +240,20 @@ class ExperimentSpec:
             "reason); a check comparing variants is undecided while one of them has not "
             "converged (a seed's best validation BLEU up by 1 or more over its last quarter of "
             "updates, a seed stalled below 1 BLEU, or a seed 5 or more below its variant's best "
-            "seed: report/gate.py), unless it says it compares at equal updates. Then: reproduced if every check holds; "
+            "seed: report/gate.py), except the variants a learning-speed check holds to its "
+            "budget; a variant still rising on the side the claim predicts higher cannot move "
+            "the difference toward the margin, so it keeps a check undecided only until the "
+            "interval holds. Then: reproduced if every check holds; "
             f"partly if ({main}) holds and another does not; not reproduced if ({main}) fails; "
-            f"inconclusive if ({main}) is undecided. A variant's BLEU is the mean over seeds "
+            f"inconclusive if ({main}) is undecided; decided by a learning-speed main check, "
+            f"the verdict says '{AT_EQUAL_UPDATES}'. A variant's BLEU is the mean over seeds "
             "(a diverged run without a test score counts 0; a failed or interrupted run counts "
             "nowhere); differences are paired on the seeds both variants ran (where they share "
             "two or more) and count seed and test-sentence variance (report/evidence.py)."
         )
 
     def verdict(self, comparison: Comparison) -> Verdict:
-        findings = tuple((check, check.test(comparison)) for check in self.checks)
+        findings = tuple((check, check.judge(comparison)) for check in self.checks)
         if not self.checks:
             return Verdict(NO_RULE, self.rule_text(), findings)
         gates = evidence_gates(self, comparison)
@@ -240,12 +267,15 @@ class ExperimentSpec:
                 findings,
                 (f"main check undecided: {main.why}",),
             )
+        main_check = next(c for c in self.checks if c.main)
+        at = f" {AT_EQUAL_UPDATES}" if main_check.kind == LEARNING_SPEED else ""
         if not main.holds:
-            return Verdict(NOT_REPRODUCED, self.rule_text(), findings)
+            return Verdict(NOT_REPRODUCED + at, self.rule_text(), findings)
         others = [
             f"({i}) {f.text()}" for i, (_, f) in enumerate(findings, 1) if f.holds is not True
         ]
-        return Verdict(PARTLY if others else REPRODUCED, self.rule_text(), findings, tuple(others))
+        outcome = (PARTLY if others else REPRODUCED) + at
+        return Verdict(outcome, self.rule_text(), findings, tuple(others))
 
 
 def evidence_gates(spec: ExperimentSpec, comparison: Comparison) -> list[tuple[str, str]]:
@@ -322,6 +352,9 @@ class Comparison:
     # The grid's settings (override lists, seed excluded) at the runs' scale, which the
     # missing-settings gate checks; None skips that gate (unit tests of single checks).
     grid: list[list[str]] | None = None
+    # the kind of the check judging the runs (``judging``): a final-quality check may not
+    # exempt a variant from the convergence gate (``checks.judged``)
+    kind: str = FINAL_QUALITY
     variants: list[Variant] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -330,6 +363,10 @@ class Comparison:
         self.variants = sorted(
             variants, key=(lambda v: (order(v.role), v.label)) if order else (lambda v: v.label)
         )
+
+    def judging(self, kind: str) -> Comparison:
+        """The same runs and variants, judged by a check of ``kind``."""
+        return self if kind == self.kind else replace_kind(self, kind)
 
     def select(self, **role: Any) -> list[Variant]:
         """The variants whose role has every given item (``select(norm="post")``)."""
@@ -377,3 +414,10 @@ class Comparison:
             return []
         made = [set(run.overrides) for run in self.runs if run.finished]
         return [setting for setting in self.grid if not any(set(setting) <= m for m in made)]
+
+
+def replace_kind(comparison: Comparison, kind: str) -> Comparison:
+    """A shallow copy of ``comparison`` (the same variant objects) with another check kind."""
+    judged = copy.copy(comparison)
+    judged.kind = kind
+    return judged
