@@ -227,9 +227,7 @@ def test_the_short_verdict_is_the_outcome_word_and_its_reason():
     assert summary.short_verdict(_entry("")) == "**inconclusive** (not converged)"
     assert summary.short_verdict(_entry("", "reproduced")) == "**reproduced**"
     rows = summary.short_rows([("[E9](r.md)", "a finding", None)])
-    assert rows == [
-        ["[E9](r.md)", "a finding", "not run under the current protocol yet", "—", "—"]
-    ]
+    assert rows == [["[E9](r.md)", "a finding", "not run under the current protocol yet", "—", "—"]]
     learning = {"main_check": {"kind": "learning speed"}, "budget": 8000}
     assert summary.kind_text(learning) == "learning speed (8,000 updates)"
     assert summary.kind_text({"main_check": {"kind": "final quality"}}) == "final quality"

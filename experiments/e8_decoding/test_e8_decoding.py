@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from report_support import converging, corpus, translate, write_run
 
+from experiments.e8_decoding.spec import SEARCH_ROOM
 from experiments.e8_decoding.spec import SPEC as E8
 from seq2seq_lab.analysis.decoding_study_record import write_outputs
 from seq2seq_lab.metrics.corpus import bleu_with_length, corpus_scores
@@ -156,3 +157,21 @@ def test_without_the_outputs_the_checks_count_seeds_only_and_without_the_record_
         assert finding.holds is None and "test outputs missing" in finding.detail
     else:
         assert finding.holds is None and finding.why.startswith("missing")
+
+
+@pytest.mark.parametrize("effects", [PUBLISHED, ABSENT], ids=["published", "opposite"])
+def test_where_greedy_is_already_the_models_best_nothing_is_tested(tmp_path, effects):
+    """The precondition (SEARCH_ROOM): with greedy's output the model's best on 99 % of the
+    sentences, search has nothing to find, and no check holds or fails, whatever the
+    outputs show."""
+    grid(tmp_path, effects)
+    for path in tmp_path.rglob("results.json"):
+        results = json.loads(path.read_text())
+        results["decoding_study"]["exact"]["beam_is_best"]["1"] = 1 - SEARCH_ROOM / 5
+        path.write_text(json.dumps(results))
+    c = Comparison(E8, find_runs(tmp_path)[0])
+    for check in E8.checks:
+        found = check.judge(c)
+        assert found.holds is None and found.why.startswith("precondition unmet: greedy's")
+    assert "bahdanau 1.0%" in E8.checks[0].judge(c).why
+    assert E8.verdict(c).outcome == "inconclusive (precondition unmet)"

@@ -91,6 +91,19 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Precondition:
+    """What must be true of the runs for a check to test its claim at all (E8: room for
+    search to improve on greedy): ``unmet(comparison)`` says why it is not (None: met). An
+    unmet precondition leaves the check undecided, never failed: the claim was not tested."""
+
+    text: str  # what must hold, in words: "greedy's output is not the model's best on ..."
+    unmet: Callable[[Comparison], str | None]
+
+
+PRECONDITION_UNMET = "precondition unmet"
+
+
+@dataclass(frozen=True)
 class Check:
     """One claim of a published finding, tested on the aggregated runs; the spec names one
     ``main`` check, without which the finding is not reproduced at all."""
@@ -99,19 +112,26 @@ class Check:
     test: Callable[[Comparison], Finding]
     main: bool = False
     kind: str = FINAL_QUALITY  # one of KINDS: only a check not of final quality may exempt
+    precondition: Precondition | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"check kind {self.kind!r}: one of {', '.join(KINDS)}")
 
     def judge(self, comparison: Comparison) -> Finding:
-        """The check's answer on ``comparison``, judged as a check of its kind."""
-        return self.test(comparison.judging(self.kind))
+        """The check's answer on ``comparison``, judged as a check of its kind; undecided with
+        the reason when its precondition is unmet."""
+        judging = comparison.judging(self.kind)
+        unmet = self.precondition.unmet(judging) if self.precondition else None
+        if unmet:
+            return Finding(None, f"not tested: {unmet}", why=f"{PRECONDITION_UNMET}: {unmet}")
+        return self.test(judging)
 
     @property
     def label(self) -> str:
         """The claim as the report and the README list it, with its kind."""
-        return f"[{self.kind}] " + self.text + (" (main check)" if self.main else "")
+        needs = f"; tested only if {self.precondition.text}" if self.precondition else ""
+        return f"[{self.kind}] " + self.text + needs + (" (main check)" if self.main else "")
 
 
 @dataclass(frozen=True)
