@@ -189,6 +189,7 @@ def decoders(
         paired=len(pairs) > 1,
         measure=Measure(name, lambda run: None, lambda run: None),
         sentences=sentences,
+        same_models=True,
     )
     detail = f"{text} {difference_text(claim, d)}"
     return decided(claim, d, detail, text)
