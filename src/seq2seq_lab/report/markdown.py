@@ -333,6 +333,8 @@ def verdict_section(report: Assessment) -> list[str]:
     lines.append(f"**Rule:** {verdict.rule}")
     lines.append("")
     lines.append(f"**Verdict: {verdict.outcome}**")
+    if report.declared is not None:
+        lines += ["", f"**Rule version:** {report.declared.text(verdict.outcome)}"]
     if verdict.gates:
         why = "What keeps it from reproduced:" if verdict.conclusive else "Why no verdict:"
         lines += ["", why, ""]

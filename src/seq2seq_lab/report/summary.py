@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq_lab.report.assessment import Assessment
+from seq2seq_lab.report.rule_versions import CURRENT
 from seq2seq_lab.report.spec import LEARNING_SPEED, Comparison
 
 SUMMARY_FILE = "verdict.json"
@@ -79,6 +80,18 @@ def summary(assessment: Assessment) -> dict[str, Any]:
             }
             for c, f in verdict.findings
         ],
+        "rule": None
+        if assessment.declared is None
+        else {
+            "current_version": CURRENT,
+            "declared_version": assessment.declared.version,
+            "declared_verdict": assessment.declared.verdict,
+            "declared_commit": assessment.declared.commit,
+            "changes": [
+                {"version": c.version, "commits": c.commits, "what": c.what}
+                for c in assessment.declared.changes
+            ],
+        },
         "variants": [
             {
                 "label": v.label,
@@ -140,6 +153,7 @@ def verdict_rows(
         verdict = f"**{entry['verdict']}**"
         if entry.get("gates"):
             verdict += ": " + "; ".join(entry["gates"])
+        verdict += declared_text(entry)
         rows.append([link, published, ours(entry), kind_text(entry), verdict])
     return rows
 
@@ -176,9 +190,22 @@ def short_ours(entry: dict[str, Any]) -> str:
 
 
 def short_verdict(entry: dict[str, Any]) -> str:
-    """The outcome word in bold, its reason after it: "**inconclusive** (not converged)"."""
+    """The outcome word in bold, its reason after it: "**inconclusive** (not converged)"; and
+    where the folder was declared under an older rule whose verdict differs, that one beside
+    it: "; declared rule v1: inconclusive (not converged)"."""
     word, _, reason = entry["verdict"].partition(" (")
-    return f"**{word}**" + (f" ({reason}" if reason else "")
+    return f"**{word}**" + (f" ({reason}" if reason else "") + declared_text(entry)
+
+
+def declared_text(entry: dict[str, Any]) -> str:
+    """ "; declared rule vK: <its verdict>" where it differs from the current verdict."""
+    rule = entry.get("rule") or {}
+    version, verdict = rule.get("declared_version"), rule.get("declared_verdict")
+    if version is None or version == rule.get("current_version"):
+        return ""
+    if verdict is None:
+        return f"; declared rule v{version}: no report under it"
+    return "" if verdict == entry["verdict"] else f"; declared rule v{version}: {verdict}"
 
 
 def short_rows(
