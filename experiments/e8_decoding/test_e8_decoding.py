@@ -175,3 +175,15 @@ def test_where_greedy_is_already_the_models_best_nothing_is_tested(tmp_path, eff
         assert found.holds is None and found.why.startswith("precondition unmet: greedy's")
     assert "bahdanau 1.0%" in E8.checks[0].judge(c).why
     assert E8.verdict(c).outcome == "inconclusive (precondition unmet)"
+
+
+def test_with_no_model_converged_the_room_is_read_on_every_studied_model(tmp_path):
+    """The room for search is the model's and the task's: with none converged, an unmet
+    precondition is the reason, not the convergence the checks would wait for."""
+    grid(tmp_path, PUBLISHED, rising=("plain", "bahdanau", "transformer"))
+    for path in tmp_path.rglob("results.json"):
+        results = json.loads(path.read_text())
+        results["decoding_study"]["exact"]["beam_is_best"]["1"] = 0.99
+        path.write_text(json.dumps(results))
+    found = E8.checks[0].judge(Comparison(E8, find_runs(tmp_path)[0]))
+    assert found.holds is None and found.why.startswith("precondition unmet")
