@@ -225,7 +225,7 @@ def search_room(model: Variant) -> float | None:
     for run in model.runs:
         exact = (run.results.get(RECORD) or {}).get("exact") if run.finished else None
         best = (exact or {}).get("beam_is_best") or {}
-        if "1" in best:
+        if best.get("1") is not None:  # None: exact search finished no sentence
             shares.append(1.0 - float(best["1"]))
     return float(np.mean(shares)) if shares else None
 
