@@ -14,7 +14,16 @@ from scipy import stats
 
 from seq2seq_lab.report.aggregate import group_variants
 from seq2seq_lab.report.checks import difference_text
-from seq2seq_lab.report.evidence import TEST_BLEU, Difference, combine, difference, level
+from seq2seq_lab.report.evidence import (
+    TEST_BLEU,
+    Difference,
+    combine,
+    difference,
+    level,
+)
+from seq2seq_lab.report.evidence import (
+    test_variance as sentence_variance,
+)
 from seq2seq_lab.report.markdown import pairing
 from seq2seq_lab.report.rules import Claim
 from seq2seq_lab.report.runs import find_runs
@@ -214,3 +223,17 @@ def test_the_test_keeps_its_level_and_coverage_by_simulation(paired):
     false_positive_rate, coverage = simulate(paired)
     assert 0.03 <= false_positive_rate <= 0.07
     assert 0.93 <= coverage <= 0.97
+
+
+def test_two_decoders_of_one_model_keep_their_covariance_in_the_sentence_term():
+    """Two figures of the same runs (E8's decoders): each seed's two resampled figures share
+    the model's fit to the sentences, and differ by a per-sentence effect of the decoder.
+    Removing each side's own fit as if independent cancels that effect; removing the fit of
+    their difference keeps it."""
+    rng = np.random.default_rng(0)
+    fit = rng.normal(0.0, 1.0, size=(1000, 5))  # each seed's fit to the resampled sentences
+    decoder = rng.normal(0.0, 0.1, size=(1000, 1))  # the decoders' difference, every seed alike
+    greedy, beam = 30.0 + fit, 30.2 + fit + decoder
+    assert sentence_variance(greedy, beam) == 0.0  # the slip: independent sides, nothing left
+    kept = sentence_variance(greedy, beam, same_models=True)
+    assert kept == pytest.approx(0.01, rel=0.15)  # the decoders' own variance, 0.1²

@@ -382,7 +382,7 @@ def test_the_report_says_whether_every_variant_converged(generated):
     markdown = (root / "report" / "e1_attention" / "report.md").read_text()
     line = next(x for x in markdown.splitlines() if x.startswith("- **Converged:**"))
     assert line.startswith("- **Converged:** **no**, ")
-    assert "bahdanau yes (+0.2 ± 0.0)" in line and "plain **no** (+5.0 ± 0.0)" in line
+    assert "bahdanau yes (+0.2 ± 0.0)" in line and "plain **no** (seed 1 +5.00 / " in line
     header = next(x for x in markdown.splitlines() if x.startswith("| variant"))
     column = [c.strip() for c in header.strip("|").split("|")].index("val gain, last ¼")
     assert _row(markdown, "plain")[column] == "5.0 ± 0.0"  # 20 - 15: still rising

@@ -115,7 +115,8 @@ def test_a_model_still_improving_makes_the_checks_undecided(tmp_path):
     kept = {"plain": (0.20, 0.25, 0.30), **dict.fromkeys(FAMILIES[1:], ATTENTION)}
     write_grid(tmp_path, kept, rising="plain")
     verdict = outcome(tmp_path)
-    assert [f.why for _, f in verdict.findings] == ["not converged: plain +5.0"] * 2
+    reason = "not converged: plain (seed 1 +5.00 / seed 2 +5.00 / seed 3 +5.00)"
+    assert [f.why for _, f in verdict.findings] == [reason] * 2
     assert verdict.outcome == "inconclusive (not converged)"
 
 

@@ -177,17 +177,18 @@ def test_the_readme_shows_the_short_table_and_experiments_readme_the_full_one(re
     assert short[0] == list(summary.SHORT_HEADER) and full[0] == list(summary.HEADER)
     assert len(short) == len(full) > 2 * len(SPECS)  # one row per comparison and data
     for row in short[1:]:
-        link, published, ours, verdict = row
+        link, published, ours, kind, verdict = row
         assert max(len(cell.split()) for cell in row[1:]) <= 10, row
         if ours == "not run under the current protocol yet":
-            assert "](" not in link and verdict == "—", row
+            assert "](" not in link and verdict == kind == "—", row
             continue
+        assert kind.startswith(("final quality", "learning speed", "at initialisation")), kind
         assert re.fullmatch(r"\[[^]]+\]\(experiments/\S+/report\.md\)", link), link
         assert verdict.startswith("**"), verdict
     e1 = next(r for r in short[1:] if "e1_attention/results/synthetic/e1_attention/" in r[0])
     assert e1[0].startswith("[E1 attention vs no attention (synthetic)]")  # no citation
     assert e1[1] == SPECS["e1_attention"].headline
-    assert e1[3].startswith("**inconclusive**")
+    assert e1[4].startswith("**inconclusive**")
     # the full table keeps the whole published finding
     assert any(SPECS["e1_attention"].published in cell for r in full for cell in r)
 
@@ -226,4 +227,7 @@ def test_the_short_verdict_is_the_outcome_word_and_its_reason():
     assert summary.short_verdict(_entry("")) == "**inconclusive** (not converged)"
     assert summary.short_verdict(_entry("", "reproduced")) == "**reproduced**"
     rows = summary.short_rows([("[E9](r.md)", "a finding", None)])
-    assert rows == [["[E9](r.md)", "a finding", "not run under the current protocol yet", "—"]]
+    assert rows == [["[E9](r.md)", "a finding", "not run under the current protocol yet", "—", "—"]]
+    learning = {"main_check": {"kind": "learning speed"}, "budget": 8000}
+    assert summary.kind_text(learning) == "learning speed (8,000 updates)"
+    assert summary.kind_text({"main_check": {"kind": "final quality"}}) == "final quality"

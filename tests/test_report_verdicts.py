@@ -266,7 +266,8 @@ def test_rule_text_names_every_check_the_main_one_and_the_gates():
     for i, check in enumerate(SPECS["e1_attention"].checks, 1):
         assert f"({i}) {check.label}" in text
     assert "partly if (1) holds and another does not" in text
-    assert "undecided while one of them still improves" in text
+    assert "undecided while one of them has not converged" in text
+    assert "[learning speed]" in text and "the verdict says 'at equal updates'" in text
     assert "at least 3 finished seeds" in text and "30 at `synthetic`" in text
 
 

@@ -17,7 +17,14 @@ from seq2seq_lab.report.checks import (
 )
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
 from seq2seq_lab.report.rules import BETTER, Claim
-from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, QualityFloor
+from seq2seq_lab.report.spec import (
+    LEARNING_SPEED,
+    Check,
+    Comparison,
+    ExperimentSpec,
+    Finding,
+    QualityFloor,
+)
 
 # The smallest published gain of attention over none: Luong et al.'s +2.8 BLEU for global
 # attention (Bahdanau et al.'s RNNsearch gains 7.6-8.9), rounded down to what "several BLEU"
@@ -94,12 +101,14 @@ SPEC = ExperimentSpec(
             "rounded down), at equal updates: the attention models converged, plain seq2seq "
             "held to their budget (Bahdanau et al. trained both for the same time)",
             _e1_attention_gain,
+            kind=LEARNING_SPEED,
             main=True,
         ),
         Check(
             "the Transformer is better than every other model (95 % interval above 0), plain "
             "seq2seq at equal updates as in (1)",
             _e1_transformer_best,
+            kind=LEARNING_SPEED,
         ),
         Check(
             "every attention model keeps a larger share of its short-sentence BLEU on the "
@@ -108,6 +117,7 @@ SPEC = ExperimentSpec(
             "(95 % interval's lower end), plain seq2seq at equal updates as in (1) (Bahdanau "
             "et al.'s Fig. 2 compares models trained for the same time)",
             _e1_length,
+            kind=LEARNING_SPEED,
         ),
     ),
     contrasts=lambda c: pair_up(

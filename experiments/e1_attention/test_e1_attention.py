@@ -72,20 +72,31 @@ def scenarios(tmp_path_factory):
 
 @pytest.mark.parametrize("check", range(3), ids=["attention gain", "transformer best", "length"])
 def test_each_check_holds_when_the_effect_is_there(scenarios, check):
-    finding = E1.checks[check].test(scenarios["present"])
+    finding = E1.checks[check].judge(scenarios["present"])
     assert finding.holds is True, finding
 
 
 @pytest.mark.parametrize("check", range(3), ids=["attention gain", "transformer best", "length"])
 def test_each_check_fails_when_the_effect_is_absent(scenarios, check):
-    finding = E1.checks[check].test(scenarios["absent"])
+    finding = E1.checks[check].judge(scenarios["absent"])
     assert finding.holds is False, finding
 
 
 @pytest.mark.parametrize("check", range(3), ids=["attention gain", "transformer best", "length"])
-def test_each_check_is_undecided_while_an_attention_model_still_improves(scenarios, check):
-    finding = E1.checks[check].test(scenarios["attention rising"])
-    assert finding.holds is None and finding.why.startswith("not converged: bahdanau +5.0")
+def test_an_attention_model_still_improving_decides_only_where_it_cannot_close_the_gap(
+    scenarios, check
+):
+    """The one-sided rule: Bahdanau still rising is the side checks 1 and 3 predict higher, so
+    more training cannot bring their difference toward the margin; in check 2 it is the
+    baseline the Transformer must beat, and it keeps the check undecided."""
+    finding = E1.checks[check].judge(scenarios["attention rising"])
+    if check == 1:
+        assert finding.holds is None and finding.why.startswith("not converged: bahdanau (seed 1")
+    else:
+        assert (
+            finding.holds is True
+            and "holds though the side predicted higher still rises" in finding.detail
+        )
 
 
 @pytest.mark.parametrize("check", range(3), ids=["attention gain", "transformer best", "length"])
@@ -93,28 +104,31 @@ def test_every_check_reads_plain_seq2seq_at_equal_updates(scenarios, check):
     """Plain seq2seq still rising at the budget where the attention models converged holds no
     check back (each text says so); an attention model still rising does (above)."""
     assert "at equal updates" in E1.checks[check].text
-    assert E1.checks[check].test(scenarios["rising"]).holds is True
+    assert E1.checks[check].judge(scenarios["rising"]).holds is True
 
 
 def test_a_small_gap_under_a_wide_spread_needs_more_seeds(scenarios):
-    finding = E1.checks[0].test(scenarios["spread"])
+    finding = E1.checks[0].judge(scenarios["spread"])
     assert finding.holds is None and finding.why.startswith("too few seeds: 3; the observed")
     assert E1.verdict(scenarios["spread"]).outcome == "inconclusive (too few seeds)"
 
 
 def test_the_verdicts(scenarios):
-    assert E1.verdict(scenarios["present"]).outcome == "reproduced"
-    assert E1.verdict(scenarios["absent"]).outcome == "not reproduced"
-    assert E1.verdict(scenarios["rising"]).outcome == "reproduced"
+    # a learning-speed main check: the verdict word says so
+    assert E1.verdict(scenarios["present"]).outcome == "reproduced at equal updates"
+    assert E1.verdict(scenarios["absent"]).outcome == "not reproduced at equal updates"
+    assert E1.verdict(scenarios["rising"]).outcome == "reproduced at equal updates"
     rising = E1.verdict(scenarios["attention rising"])
-    assert rising.outcome == "inconclusive (not converged)"
-    assert rising.gates == ("main check undecided: not converged: bahdanau +5.0",)
+    assert rising.outcome == "partly at equal updates"
+    assert rising.gates == (
+        "(2) undecided (not converged: bahdanau (seed 1 +5.00 / seed 2 +5.00 / seed 3 +5.00))",
+    )
 
 
 def test_the_checks_read_paired_intervals_with_test_sampling(scenarios):
-    detail = E1.checks[0].test(scenarios["present"]).detail
+    detail = E1.checks[0].judge(scenarios["present"]).detail
     assert "bahdanau - plain +" in detail and "(paired)" in detail
-    assert "retention 41-50 / 1-10" in E1.checks[2].test(scenarios["present"]).detail
+    assert "retention 41-50 / 1-10" in E1.checks[2].judge(scenarios["present"]).detail
 
 
 def test_the_collapse_table_counts_the_seeds_over_half_the_mass_per_setting(tmp_path, capsys):

@@ -16,7 +16,14 @@ from seq2seq_lab.report.checks import (
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
 from seq2seq_lab.report.rules import Claim
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, QualityFloor
+from seq2seq_lab.report.spec import (
+    LEARNING_SPEED,
+    Check,
+    Comparison,
+    ExperimentSpec,
+    Finding,
+    QualityFloor,
+)
 
 # The smaller of the two published gains, Luong et al.'s +1.3 BLEU (Sutskever et al.: +4.7),
 # rounded down: a reversal that helps less than 1 BLEU does not reproduce either.
@@ -85,6 +92,7 @@ SPEC = ExperimentSpec(
             f"lower end >= {GAIN:g}; Luong's +1.3, the smaller published gain, rounded down), "
             "at equal updates: plain seq2seq may still be rising at the comparison's budget",
             _e2_plain_gain,
+            kind=LEARNING_SPEED,
             main=True,
         ),
         Check(
@@ -93,6 +101,7 @@ SPEC = ExperimentSpec(
             "reversal: retention (BLEU longest / shortest bucket) higher, 95 % interval above 0, "
             "at equal updates as in (1)",
             _e2_long_gain,
+            kind=LEARNING_SPEED,
         ),
         Check(
             "every attention model is about equal with and without reversal (90 % interval of "

@@ -55,18 +55,18 @@ def scenarios(tmp_path_factory):
 
 @pytest.mark.parametrize("check", range(3), ids=["seq2seq gain", "long gain", "attention flat"])
 def test_each_check_holds_when_the_effect_is_there(scenarios, check):
-    finding = E2.checks[check].test(scenarios["present"])
+    finding = E2.checks[check].judge(scenarios["present"])
     assert finding.holds is True, finding
 
 
 @pytest.mark.parametrize("check", range(3), ids=["seq2seq gain", "long gain", "attention flat"])
 def test_each_check_fails_when_the_effect_is_absent(scenarios, check):
-    finding = E2.checks[check].test(scenarios["absent"])
+    finding = E2.checks[check].judge(scenarios["absent"])
     assert finding.holds is False, finding
 
 
 def test_the_attention_check_is_undecided_while_a_variant_still_improves(scenarios):
-    finding = E2.checks[2].test(scenarios["rising"])
+    finding = E2.checks[2].judge(scenarios["rising"])
     assert finding.holds is None and finding.why.startswith("not converged: ")
 
 
@@ -75,9 +75,9 @@ def test_the_plain_checks_read_plain_seq2seq_at_equal_updates(scenarios, check):
     """Both plain variants may still rise at the comparison's budget: the checks of plain
     seq2seq compare them at equal updates (their texts say so) and decide."""
     assert "at equal updates" in E2.checks[check].text
-    assert E2.checks[check].test(scenarios["rising"]).holds is True
+    assert E2.checks[check].judge(scenarios["rising"]).holds is True
 
 
 def test_about_equal_is_two_one_sided_tests(scenarios):
-    detail = E2.checks[2].test(scenarios["present"]).detail
+    detail = E2.checks[2].judge(scenarios["present"]).detail
     assert "(90 %)" in detail and "(paired)" in detail

@@ -159,32 +159,41 @@ def without(c: Comparison, *labels: str) -> Comparison:
 
 @pytest.mark.parametrize("check", E3.checks, ids=lambda check: check.test.__name__)
 def test_each_check_holds_where_the_published_effect_is_there(comparisons, check):
-    found = check.test(comparisons["present"])
+    found = check.judge(comparisons["present"])
     assert found.holds is True, found.text() + " | " + found.detail
 
 
 @pytest.mark.parametrize("check", E3.checks, ids=lambda check: check.test.__name__)
 def test_each_check_fails_where_it_is_not(comparisons, check):
-    found = check.test(comparisons["absent"])
+    found = check.judge(comparisons["absent"])
     assert found.holds is False, found.text() + " | " + found.detail
 
 
 @pytest.mark.parametrize("check", E3.checks, ids=lambda check: check.test.__name__)
 def test_each_check_is_undecided_while_a_compared_variant_still_improves(comparisons, check):
-    found = check.test(comparisons["unconverged"])
-    assert found.holds is None
-    assert found.why.startswith("not converged")
+    """Luong general and Bahdanau separate still rising: an "about equal" check waits; where
+    the rising one is the side a check predicts higher (separate over feed-forward, general
+    with input feeding), the one-sided rule lets the interval decide."""
+    found = check.judge(comparisons["unconverged"])
+    if check in (FEEDFORWARD, FEEDING):
+        assert (
+            found.holds is True
+            and "holds though the side predicted higher still rises" in found.detail
+        )
+    else:
+        assert found.holds is None
+        assert found.why.startswith("not converged")
 
 
 @pytest.mark.parametrize("check", E3.checks, ids=lambda check: check.test.__name__)
 def test_each_check_is_undecided_where_seeds_and_test_set_cannot_tell(comparisons, check):
-    found = check.test(comparisons["noisy"])
+    found = check.judge(comparisons["noisy"])
     assert found.holds is None, found.detail
     assert found.why.startswith(("too few seeds", "test set too small")), found.why
 
 
 def test_every_part_of_the_main_check_is_undecided_on_noisy_runs(comparisons):
-    found = MAIN.test(comparisons["noisy"])
+    found = MAIN.judge(comparisons["noisy"])
     for part in ("dot - general", "location - dot", "location - general", "concat - general"):
         assert f"[{part}]" in found.why or f"[ppl {part}]" in found.why, part
 
@@ -194,32 +203,32 @@ def test_the_main_check_fails_on_any_one_part(comparisons):
     present, absent = comparisons["present"], comparisons["absent"]
     location = [r for r in absent.runs if r.variant == "luong_location"]
     mixed = Comparison(E3, [r for r in present.runs if r.variant != "luong_location"] + location)
-    found = MAIN.test(mixed)
+    found = MAIN.judge(mixed)
     assert found.holds is False
     assert "ppl location - dot" in found.detail
 
 
 def test_the_main_check_needs_no_luong_concat(comparisons):
-    found = MAIN.test(without(comparisons["present"], "luong_dot", "luong_location"))
+    found = MAIN.judge(without(comparisons["present"], "luong_dot", "luong_location"))
     assert found.holds is None and found.why.startswith("missing")
-    found = MAIN.test(without(comparisons["present"], "luong_concat"))
+    found = MAIN.judge(without(comparisons["present"], "luong_concat"))
     assert found.holds is True
     assert "concat" not in found.detail
 
 
 def test_the_main_check_names_the_scaling_the_runs_recorded(comparisons):
-    found = MAIN.test(comparisons["present"])
+    found = MAIN.judge(comparisons["present"])
     assert found.detail.startswith("model.attention.scaled true")
     assert "model.attention.scaled" in MAIN.text
 
 
 def test_perplexity_is_compared_across_seeds_alone(comparisons):
-    found = MAIN.test(comparisons["present"])
+    found = MAIN.judge(comparisons["present"])
     assert "(paired, seeds only)" in found.detail
 
 
 def test_a_missing_variant_leaves_its_check_undecided(comparisons):
     c = without(comparisons["present"], "bahdanau_feedforward", "luong_general_no_feeding")
     for check in (FEEDFORWARD, FEEDING):
-        found = check.test(c)
+        found = check.judge(c)
         assert found.holds is None and found.why.startswith("missing")

@@ -25,7 +25,15 @@ from seq2seq_lab.report.evidence import Measure, recorded
 from seq2seq_lab.report.plots import KeyFn, LossCurves, line_label, save, slug
 from seq2seq_lab.report.rules import WORSE, Claim
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, QualityFloor
+from seq2seq_lab.report.spec import (
+    AT_INITIALISATION,
+    LEARNING_SPEED,
+    Check,
+    Comparison,
+    ExperimentSpec,
+    Finding,
+    QualityFloor,
+)
 
 # Xiong et al. 2020: post-LN without warmup 8.45 BLEU against ~34 for pre-LN (and for post-LN
 # with warmup), a failure far larger than 2; 2 BLEU is the least that still says "fails where
@@ -361,6 +369,7 @@ SPEC = ExperimentSpec(
             "training is the finding, so only pre-LN must have converged); undecided while "
             "pre-LN there is below the quality floor (mean over seeds: not trained enough)",
             _e4_post_fails,
+            kind=LEARNING_SPEED,
             main=True,
         ),
         Check(
@@ -381,6 +390,7 @@ SPEC = ExperimentSpec(
             "post-LN without warmup at the highest lr is worse at the greatest depth than at "
             "the smallest (95 % interval's upper end <= 0; a diverged run counts 0)",
             _e4_depth,
+            kind=LEARNING_SPEED,
         ),
         Check(
             "at initialisation (no training, so no convergence gate), at the greatest depth, "
@@ -388,6 +398,7 @@ SPEC = ExperimentSpec(
             f"larger under post-LN than under pre-LN by at least {GROWTH_GAP:g} (95 % "
             f"interval's lower end >= {GROWTH_GAP:g}, paired by seed)",
             _e4_gradients_at_init,
+            kind=AT_INITIALISATION,
         ),
         Check(
             "after training with warmup, at the greatest depth and every lr, pre-LN's last two "

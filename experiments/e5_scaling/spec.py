@@ -32,6 +32,7 @@ from seq2seq_lab.report.plots import KeyFn, LossCurves, line_colors, line_label,
 from seq2seq_lab.report.rules import BETTER, Claim
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import (
+    LEARNING_SPEED,
     Check,
     Comparison,
     ExperimentSpec,
@@ -289,6 +290,7 @@ SPEC = ExperimentSpec(
             "number, but a saturated softmax whose gradients vanish predicts a failure to "
             f"train, far more than {GAIN:g} BLEU); {EQUAL_UPDATES}",
             _e5_better_at_largest,
+            kind=LEARNING_SPEED,
             main=True,
         ),
         Check(
@@ -297,6 +299,7 @@ SPEC = ExperimentSpec(
             "gaps has its 95 % interval above 0 (variance the sum of the two gaps' variances); "
             f"{EQUAL_UPDATES}",
             _e5_gap_grows,
+            kind=LEARNING_SPEED,
         ),
     ),
     floor=QualityFloor(

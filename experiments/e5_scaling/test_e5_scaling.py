@@ -78,22 +78,30 @@ def comparison(tmp_path_factory):
     "scenario, holds", [("present", True), ("absent", False), ("unscaled rising", True)]
 )
 def test_e5_checks_decide(comparison, check, scenario, holds):
-    found = check.test(comparison(scenario))
+    found = check.judge(comparison(scenario))
     assert found.holds is holds, found.detail
     assert found.why is None
 
 
-@pytest.mark.parametrize("check", [MAIN, GROWS], ids=["main", "gap grows"])
+def test_the_scaled_model_still_rising_cannot_undo_the_main_check(comparison):
+    """The one-sided rule: the scaled model is the side the main check predicts higher."""
+    found = MAIN.judge(comparison("scaled rising"))
+    assert (
+        found.holds is True and "holds though the side predicted higher still rises" in found.detail
+    )
+
+
+@pytest.mark.parametrize("check", [GROWS], ids=["gap grows"])
 def test_e5_checks_wait_for_the_scaled_model_to_converge(comparison, check):
-    found = check.test(comparison("scaled rising"))
+    found = check.judge(comparison("scaled rising"))
     assert found.holds is None
     assert found.why.startswith("not converged: ")
-    assert "scale-True_heads1 +5.0" in found.why and "scale-False" not in found.why
+    assert "scale-True_heads1 (seed 1 +5.00" in found.why and "scale-False" not in found.why
 
 
 @pytest.mark.parametrize("check", [MAIN, GROWS], ids=["main", "gap grows"])
 def test_e5_checks_are_undecided_on_noisy_runs(comparison, check):
-    found = check.test(comparison("noisy"))
+    found = check.judge(comparison("noisy"))
     assert found.holds is None
     assert found.why.startswith(("too few seeds", "test set too small")), found.why
 

@@ -16,7 +16,14 @@ from seq2seq_lab.report.checks import (
 from seq2seq_lab.report.plots import BleuByLength, LossCurves
 from seq2seq_lab.report.rules import Claim
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, QualityFloor
+from seq2seq_lab.report.spec import (
+    LEARNING_SPEED,
+    Check,
+    Comparison,
+    ExperimentSpec,
+    Finding,
+    QualityFloor,
+)
 
 CELLS = ("rnn", "gru", "lstm")  # table order
 
@@ -99,6 +106,7 @@ SPEC = ExperimentSpec(
             "gradients predict a large loss, no paper gives a number), the vanilla RNN at "
             "equal updates: it may still be rising where the gated cells converged",
             _e7_rnn_worst,
+            kind=LEARNING_SPEED,
             main=True,
         ),
         Check(

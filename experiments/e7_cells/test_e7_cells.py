@@ -68,33 +68,41 @@ def comparison(tmp_path_factory):
 @pytest.mark.parametrize("check", CHECKS, ids=IDS)
 @pytest.mark.parametrize("scenario, holds", [("present", True), ("absent", False)])
 def test_e7_checks_decide(comparison, check, scenario, holds):
-    found = check.test(comparison(scenario))
+    found = check.judge(comparison(scenario))
     assert found.holds is holds, found.detail
     assert found.why is None
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=IDS)
 def test_e7_checks_wait_for_convergence(comparison, check):
-    found = check.test(comparison("rising"))
+    """Bahdanau's GRU still rising: GRU ~ LSTM waits; the checks where the GRU is the side
+    predicted higher are decided by the one-sided rule."""
+    found = check.judge(comparison("rising"))
+    if check in (RNN_WORST, RNN_LONG):
+        assert (
+            found.holds is True
+            and "holds though the side predicted higher still rises" in found.detail
+        )
+        return
     assert found.holds is None, found.detail
-    assert found.why.startswith("not converged: bahdanau_gru +5.0"), found.why
+    assert found.why.startswith("not converged: bahdanau_gru (seed 1 +5.00"), found.why
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=IDS)
 def test_e7_checks_are_undecided_on_noisy_runs(comparison, check):
-    found = check.test(comparison("noisy"))
+    found = check.judge(comparison("noisy"))
     assert found.holds is None, found.detail
     assert found.why.startswith(("too few seeds", "test set too small")), found.why
 
 
 def test_e7_checks_cover_every_family(comparison):
     for check in CHECKS:
-        detail = check.test(comparison("present")).detail
+        detail = check.judge(comparison("present")).detail
         assert all(f"{family}" in detail for family in FAMILIES), detail
 
 
 def test_e7_long_sentence_check_compares_retention_with_an_interval(comparison):
-    found = RNN_LONG.test(comparison("present"))
+    found = RNN_LONG.judge(comparison("present"))
     assert "retention 41-50 / 1-10" in found.detail
     assert "95 % interval's lower end" in RNN_LONG.text and "0.1" in RNN_LONG.text
 

@@ -24,6 +24,11 @@ to the attention models' budget) is named beside the check and not judged, inste
 leaving every check undecided for as long as E1 holds it there; with no model converged a check
 is undecided.
 
+Every check is tested only where search has something to find (``SEARCH_ROOM``): on a model
+whose greedy output is already its best for nearly every sentence, no width can do better or
+worse, and a check there would score a published finding that was never tested. Unmet, every
+check is undecided with that reason.
+
 Each read at its 95 % interval. The published effects are 0.2-1 BLEU, so the margins are small:
 they only keep a check from holding on two decoders that give the same outputs (a difference
 of exactly 0 with no spread), which a converged model on an easy task can do.
@@ -60,7 +65,14 @@ from seq2seq_lab.report.evidence import (
 from seq2seq_lab.report.plots import line_label, save
 from seq2seq_lab.report.rules import Claim
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.report.spec import Check, Comparison, ExperimentSpec, Finding, Table
+from seq2seq_lab.report.spec import (
+    Check,
+    Comparison,
+    ExperimentSpec,
+    Finding,
+    Precondition,
+    Table,
+)
 
 RECORD = STUDY
 TEST_WIDTH = 5  # the suite's test beam (conf/decoding/beam.yaml): Britz et al.'s 5-10
@@ -72,6 +84,13 @@ GAIN = 0.1
 CURSE = 0.1
 SHORTER = 0.005
 SOFTER = 0.1
+# The precondition of every check: beam search can only change what greedy search outputs
+# where greedy's output is not the model's best, so each judged model must leave search that
+# room on at least this share of the sentences exact search finished (mean over seeds). A
+# model whose greedy output is its best nearly everywhere has nothing for a wider beam to find,
+# better or worse; one sentence in twenty is the least room in which a difference of the
+# margins above could be a search effect and not a handful of sentences.
+SEARCH_ROOM = 0.05
 
 Setting = tuple[int, float]  # (beam width, alpha)
 
@@ -170,6 +189,7 @@ def decoders(
         paired=len(pairs) > 1,
         measure=Measure(name, lambda run: None, lambda run: None),
         sentences=sentences,
+        same_models=True,
     )
     detail = f"{text} {difference_text(claim, d)}"
     return decided(claim, d, detail, text)
@@ -196,6 +216,47 @@ def _each_model(c: Comparison, case: Callable[[Variant], Finding]) -> Finding:
         return Finding(None, "no model converged", why=f"{NOT_CONVERGED}: " + ", ".join(left_out))
     prefix = f"left out, not converged: {', '.join(left_out)}; " if left_out else ""
     return every_case([case(m) for m in judged], "the decoding study of an E1 model", prefix)
+
+
+def search_room(model: Variant) -> float | None:
+    """The share of the sentences exact search finished on which greedy's output is not the
+    model's best (1 - exact["beam_is_best"]["1"]), mean over seeds; None without exact search."""
+    shares = []
+    for run in model.runs:
+        exact = (run.results.get(RECORD) or {}).get("exact") if run.finished else None
+        best = (exact or {}).get("beam_is_best") or {}
+        if best.get("1") is not None:  # None: exact search finished no sentence
+            shares.append(1.0 - float(best["1"]))
+    return float(np.mean(shares)) if shares else None
+
+
+def _no_room(c: Comparison) -> str | None:
+    """Why the models the checks would judge leave search no room (the precondition), or
+    None: the converged models, or with none converged every studied one (the room is the
+    model's and the task's, not a matter of more training: it is read before the gate)."""
+    studied = _studied(c)
+    judged = [m for m in studied if not c.unconverged([m])] or studied
+    short = []
+    for model in judged:
+        room = search_room(model)
+        if room is None:
+            short.append(f"{model.label} (no exact search recorded)")
+        elif room < SEARCH_ROOM:
+            short.append(f"{model.label} {room:.1%}")
+    if not short:
+        return None
+    return (
+        f"greedy's output is not the model's best on fewer than {SEARCH_ROOM:.0%} of the "
+        "sentences exact search finished: " + ", ".join(short)
+    )
+
+
+ROOM = Precondition(
+    f"greedy's output is not the model's best on at least {SEARCH_ROOM:.0%} of the sentences "
+    "exact search finished, for every model judged (with none converged, every model "
+    "studied; else search has nothing to find)",
+    _no_room,
+)
 
 
 def _beam_beats_greedy(c: Comparison) -> Finding:
@@ -372,23 +433,27 @@ SPEC = ExperimentSpec(
             f"every converged model: beam {TEST_WIDTH} better than greedy, B({TEST_WIDTH}, 0) - B(1, 0) "
             f"(95 % interval's lower end >= {GAIN:g}, paired by seed, test sentences counted)",
             _beam_beats_greedy,
+            precondition=ROOM,
             main=True,
         ),
         Check(
             f"every converged model: beam {WIDEST} below beam {TEST_WIDTH} without a penalty, "
             f"B({WIDEST}, 0) - B({TEST_WIDTH}, 0) (95 % interval's upper end <= -{CURSE:g})",
             _curse,
+            precondition=ROOM,
         ),
         Check(
             f"every converged model: outputs shorter at beam {WIDEST} than greedy without a penalty, "
             f"L({WIDEST}, 0) - L(1, 0) (95 % interval's upper end <= -{SHORTER:g})",
             _shorter,
+            precondition=ROOM,
         ),
         Check(
             f"every converged model: alpha {PENALTY:g} softens the fall from beam {TEST_WIDTH} to "
             f"{WIDEST}, [B({TEST_WIDTH}, 0) - B({WIDEST}, 0)] - [B({TEST_WIDTH}, {PENALTY:g}) - "
             f"B({WIDEST}, {PENALTY:g})] (95 % interval's lower end >= {SOFTER:g})",
             _softened,
+            precondition=ROOM,
         ),
     ),
     floor=E1.floor,

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from report_support import converging, corpus, translate, write_run
 
+from experiments.e8_decoding.spec import SEARCH_ROOM
 from experiments.e8_decoding.spec import SPEC as E8
 from seq2seq_lab.analysis.decoding_study_record import write_outputs
 from seq2seq_lab.metrics.corpus import bleu_with_length, corpus_scores
@@ -94,13 +95,13 @@ def grid(root: Path, effects: dict, rising: tuple[str, ...] = ()) -> Comparison:
 
 
 def answers(c: Comparison) -> list[bool | None]:
-    return [check.test(c).holds for check in E8.checks]
+    return [check.judge(c).holds for check in E8.checks]
 
 
 def test_the_published_effects_hold_on_every_model(tmp_path):
     c = grid(tmp_path, PUBLISHED)
     assert answers(c) == [True, True, True, True]
-    main = E8.checks[0].test(c).detail
+    main = E8.checks[0].judge(c).detail
     assert "bahdanau: beam 5 - greedy +" in main and "(paired)" in main
     assert E8.verdict(c).outcome == REPRODUCED
 
@@ -112,16 +113,16 @@ def test_the_opposite_effects_fail(tmp_path):
 
 
 def test_a_model_still_improving_is_named_and_not_judged(tmp_path):
-    finding = E8.checks[0].test(grid(tmp_path, PUBLISHED, rising=("transformer",)))
+    finding = E8.checks[0].judge(grid(tmp_path, PUBLISHED, rising=("transformer",)))
     assert finding.holds is True  # on the models that converged
-    assert finding.detail.startswith("left out, not converged: transformer +")
+    assert finding.detail.startswith("left out, not converged: transformer (seed 1 +")
     assert "transformer: beam 5" not in finding.detail
 
 
 def test_with_no_model_converged_the_checks_are_undecided(tmp_path):
     c = grid(tmp_path, PUBLISHED, rising=("plain", "bahdanau", "transformer"))
     for check in E8.checks:
-        finding = check.test(c)
+        finding = check.judge(c)
         assert finding.holds is None and finding.why.startswith("not converged"), finding
 
 
@@ -151,8 +152,38 @@ def test_without_the_outputs_the_checks_count_seeds_only_and_without_the_record_
             del results["decoding_study"]
             (run.path / "results.json").write_text(json.dumps(results))
     c = Comparison(E8, find_runs(tmp_path)[0])
-    finding = E8.checks[0].test(c)
+    finding = E8.checks[0].judge(c)
     if missing == "outputs":
         assert finding.holds is None and "test outputs missing" in finding.detail
     else:
         assert finding.holds is None and finding.why.startswith("missing")
+
+
+@pytest.mark.parametrize("effects", [PUBLISHED, ABSENT], ids=["published", "opposite"])
+def test_where_greedy_is_already_the_models_best_nothing_is_tested(tmp_path, effects):
+    """The precondition (SEARCH_ROOM): with greedy's output the model's best on 99 % of the
+    sentences, search has nothing to find, and no check holds or fails, whatever the
+    outputs show."""
+    grid(tmp_path, effects)
+    for path in tmp_path.rglob("results.json"):
+        results = json.loads(path.read_text())
+        results["decoding_study"]["exact"]["beam_is_best"]["1"] = 1 - SEARCH_ROOM / 5
+        path.write_text(json.dumps(results))
+    c = Comparison(E8, find_runs(tmp_path)[0])
+    for check in E8.checks:
+        found = check.judge(c)
+        assert found.holds is None and found.why.startswith("precondition unmet: greedy's")
+    assert "bahdanau 1.0%" in E8.checks[0].judge(c).why
+    assert E8.verdict(c).outcome == "inconclusive (precondition unmet)"
+
+
+def test_with_no_model_converged_the_room_is_read_on_every_studied_model(tmp_path):
+    """The room for search is the model's and the task's: with none converged, an unmet
+    precondition is the reason, not the convergence the checks would wait for."""
+    grid(tmp_path, PUBLISHED, rising=("plain", "bahdanau", "transformer"))
+    for path in tmp_path.rglob("results.json"):
+        results = json.loads(path.read_text())
+        results["decoding_study"]["exact"]["beam_is_best"]["1"] = 0.99
+        path.write_text(json.dumps(results))
+    found = E8.checks[0].judge(Comparison(E8, find_runs(tmp_path)[0]))
+    assert found.holds is None and found.why.startswith("precondition unmet")

@@ -12,6 +12,7 @@ from pathlib import Path
 from seq2seq_lab.report.commands import SweepCommand, sweep_commands
 from seq2seq_lab.report.evidence import Difference, difference
 from seq2seq_lab.report.grid import grid_settings
+from seq2seq_lab.report.rule_versions import Declared
 from seq2seq_lab.report.runs import Run
 from seq2seq_lab.report.spec import Comparison, ExperimentSpec, Verdict
 from seq2seq_lab.report.specs import spec_for
@@ -26,6 +27,9 @@ class Assessment:
     commands: list[SweepCommand]
     root: Path  # the PATH the runs were found under (run paths are shown relative to it)
     differences: list[Difference] = field(default_factory=list)  # the spec's contrasts
+    # the rule its results folder was declared under (report/rule_versions.py; None: none
+    # recorded, as for a report outside a results folder)
+    declared: Declared | None = None
 
 
 def assess(

@@ -22,7 +22,7 @@ from seq2seq_lab.report.evidence import (
 )
 from seq2seq_lab.report.rules import Claim, why_undecided
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.report.spec import Comparison, Finding, Table
+from seq2seq_lab.report.spec import FINAL_QUALITY, Comparison, Finding, Table
 
 MIN_BUCKET_SENTENCES = 10  # a length bucket needs this many test sentences to be compared
 NOT_CONVERGED = "not converged"
@@ -83,23 +83,39 @@ def judged(
     measure: Measure = TEST_BLEU,
     equal_updates: Sequence[Variant] = (),
 ) -> Finding:
-    """One case: ``claim`` of ``system - baseline`` in ``measure`` (``report/rules.py``).
-    Undecided while either variant is still improving, except the ones in ``equal_updates``
-    (a check of training stability or speed, which says so in its text)."""
+    """One case: ``claim`` of ``system - baseline`` in ``measure`` (``report/rules.py``),
+    judged only on variants that converged (``report/gate.py``), with two exceptions:
+
+    - ``equal_updates``: variants a check not of final quality holds to its budget by
+      declaration (``Comparison.kind``; a final-quality check exempts none);
+    - the **one-sided rule**: a variant on the side the claim predicts higher (the system for
+      "at least" and "not below", the baseline for "at most"; neither for "within") that is
+      still rising can only move Δ away from the margin, so once the interval holds, it holds.
+      The side predicted lower still rising, or any side of an "about equal" claim, keeps the
+      case undecided, and so does the higher side while the interval does not hold."""
     if baseline is None or system is None:
         return missing_runs(text)
     d = difference(baseline, system, measure)
     if d is None:
         return missing_runs(f"scored runs of {text}")
     detail = f"{text} {difference_text(claim, d)}"
-    exempt = [id(v) for v in equal_updates]
-    still = c.unconverged([v for v in (baseline, system) if id(v) not in exempt])
-    if still:
-        # what the interval alone says, so a reader sees what more training has to settle
-        alone = decided(claim, d, detail, text)
-        alone_text = f"{detail} (interval alone: {alone.text()})"
-        return Finding(None, alone_text, why=f"{NOT_CONVERGED}: " + ", ".join(still))
-    return decided(claim, d, detail, text)
+    exempt = {id(v) for v in equal_updates} if c.kind != FINAL_QUALITY else set()
+    higher = {"at least": system, "not below": system, "at most": baseline}.get(claim.kind)
+    gated = [v for v in (baseline, system) if id(v) not in exempt]
+    lower_still = c.unconverged([v for v in gated if v is not higher])
+    higher_still = c.unconverged([v for v in gated if v is higher])
+    alone = decided(claim, d, detail, text)
+    if not lower_still and not higher_still:
+        return alone
+    if not lower_still and alone.holds is True:
+        rising = ", ".join(higher_still)
+        return Finding(True, f"{detail} (holds though the side predicted higher still rises: "
+                             f"{rising})")  # fmt: skip
+    # what the interval alone says, so a reader sees what more training has to settle
+    alone_text = f"{detail} (interval alone: {alone.text()})"
+    return Finding(
+        None, alone_text, why=f"{NOT_CONVERGED}: " + ", ".join(lower_still + higher_still)
+    )
 
 
 def decided(claim: Claim, d: Difference, detail: str, text: str) -> Finding:

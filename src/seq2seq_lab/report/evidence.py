@@ -183,6 +183,15 @@ class Difference:
         q = 1 - (1 - level) / 2
         return max((float(stats.t.ppf(q, d)) * math.sqrt(v) for v, d in self._parts()), default=0.0)
 
+    def half_widths(self, level: float = 0.95) -> tuple[float, float]:
+        """The half-width each variance term alone would give: (seeds, test sentences)."""
+        q = 1 - (1 - level) / 2
+        seeds = float(stats.t.ppf(q, self.seed_df)) * math.sqrt(self.seed_var)
+        n = self.sentences or 0
+        test = self.test_var or 0.0
+        sentences = float(stats.t.ppf(q, n - 1)) * math.sqrt(test) if n > 1 and test else 0.0
+        return (seeds if math.isfinite(seeds) else 0.0), sentences
+
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         half = self.half_width(level)
         return self.delta - half, self.delta + half
@@ -261,15 +270,23 @@ Side = tuple[str, Sequence[float], Sequence[np.ndarray | None] | None]
 
 
 def combine(
-    baseline: Side, system: Side, *, paired: bool, measure: Measure, sentences: int | None
+    baseline: Side,
+    system: Side,
+    *,
+    paired: bool,
+    measure: Measure,
+    sentences: int | None,
+    same_models: bool = False,
 ) -> Difference:
     """The difference of two sides, each (label, one figure per seed, each seed's figure on
-    the RESAMPLES resamples or None), the seeds in the same order when ``paired``."""
+    the RESAMPLES resamples or None), the seeds in the same order when ``paired``;
+    ``same_models``: both sides are figures of the same runs (two decoders of one model), so
+    the test-sentence term keeps their covariance (:func:`test_variance`)."""
     (label_a, scores_a, rows_a), (label_b, scores_b, rows_b) = baseline, system
     test_var = None
     rows = [*(rows_a or [None]), *(rows_b or [None])]
     if sentences and all(r is not None for r in rows):
-        test_var = test_variance(np.stack(rows_a, 1), np.stack(rows_b, 1))
+        test_var = test_variance(np.stack(rows_a, 1), np.stack(rows_b, 1), same_models)
     delta, seed_var, seed_df = seed_term(scores_a, scores_b, paired)
     return Difference(
         baseline=label_a,
@@ -324,12 +341,23 @@ def seed_term(
     return delta, var, (var**2 / denominator if denominator > 0 else math.inf)
 
 
-def test_variance(resampled_a: np.ndarray, resampled_b: np.ndarray) -> float:
+def test_variance(
+    resampled_a: np.ndarray, resampled_b: np.ndarray, same_models: bool = False
+) -> float:
     """v_test from (R, n_A) and (R, n_B) resampled figures (module docstring): the variance of
-    the resampled Δ* less what each seed's own fit to the sentences contributes."""
+    the resampled Δ* less what each seed's own fit to the sentences contributes.
+
+    With ``same_models`` column k of both is the same run (two decoders of one model): seed
+    k's own fit is then that of its difference d_k* = B_k* - A_k*, and the part to remove is
+    Σ_k Var*(d_k* - mean_j d_j*) / ((n - 1) n). Removing each side's own instead would count
+    twice what the two decodings of one model share, and leave nothing of the sentences."""
     v_boot = float(np.nanvar(resampled_b.mean(1) - resampled_a.mean(1), ddof=1))
     within = 0.0
-    for rows in (resampled_a, resampled_b):
+    if same_models:
+        sides: tuple[np.ndarray, ...] = (resampled_b - resampled_a,)
+    else:
+        sides = (resampled_a, resampled_b)
+    for rows in sides:
         n = rows.shape[1]
         if n > 1:
             deviation = rows - rows.mean(1, keepdims=True)

@@ -32,6 +32,7 @@ from seq2seq_lab.report import specs
 from seq2seq_lab.report.assessment import Assessment, assess
 from seq2seq_lab.report.figures import Figures, draw_figures
 from seq2seq_lab.report.markdown import experiment_markdown, index_markdown
+from seq2seq_lab.report.rule_versions import read_declared, record
 from seq2seq_lab.report.run_table import is_run_table, kept_commands, kept_figures, read_run_table
 from seq2seq_lab.report.runs import Run, Unreadable, find_runs
 from seq2seq_lab.report.spec import Comparison, ExperimentSpec
@@ -119,6 +120,7 @@ def build_experiment(
     the runs were read from a run table (``root``): the figures and the sweep command an
     earlier report left in ``out_dir`` are kept, nothing is drawn."""
     assessment = assess(name, runs, root, spec)
+    assessment.declared = read_declared(out_dir.parent, assessment.spec.name)
     if from_table:
         assessment.commands = kept_commands(root, runs, out_dir)
         figures = kept_figures(assessment.spec, assessment.comparison, out_dir)
@@ -196,6 +198,7 @@ def generate_report(
     if experiments:
         by_experiment = {k: v for k, v in by_experiment.items() if k in experiments}
     reports, failed = [], {}
+    record(out_dir)  # the rule in force when the folder's first report is made
     for name in sorted(by_experiment):
         runs_of = by_experiment[name]
         # the experiment's own report, then those of the comparisons its runs also make

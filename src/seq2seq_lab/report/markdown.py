@@ -12,16 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq_lab.record.portable_paths import portable_path, relative
-from seq2seq_lab.report.aggregate import MeanStd, Variant, mean_std, status_counts
+from seq2seq_lab.report.aggregate import MeanStd, mean_std, status_counts
 from seq2seq_lab.report.assessment import Assessment
 from seq2seq_lab.report.evidence import P_SIGNIFICANT, RESAMPLES, Difference, format_p
 from seq2seq_lab.report.extra_tests import extra_test_note, extra_test_rows, extra_test_splits
 from seq2seq_lab.report.figures import Figures
+from seq2seq_lab.report.gate import PLATEAU_GAP, STALLED_BLEU
 from seq2seq_lab.report.runs import Run, Unreadable
 from seq2seq_lab.report.spec import Comparison, ExperimentSpec
 from seq2seq_lab.report.wall_time import find_wall_time
 from seq2seq_lab.training.budget import training_budget
-from seq2seq_lab.training.convergence import CONVERGED_GAIN, MIN_VALIDATIONS, has_converged
+from seq2seq_lab.training.convergence import CONVERGED_GAIN
 
 NOTE_CHARS = 140
 
@@ -137,26 +138,30 @@ def _int(ms: MeanStd) -> str:
     return ms.format(0)
 
 
-def convergence(variants: Sequence[Variant]) -> str:
-    """Every variant's rise of its best validation BLEU over the last quarter of its updates
-    (mean ± std over seeds), against CONVERGED_GAIN: the gate every comparing check reads."""
+def convergence(comparison: Comparison) -> str:
+    """Every variant's convergence by the gate every comparing check reads (``report/gate.py``:
+    each seed's rise of its best validation BLEU over the last quarter of its updates below
+    CONVERGED_GAIN, none stalled near 0 BLEU, none on a plateau its best seed
+    left), with the mean rise over seeds."""
+    variants = comparison.variants
     if not variants:
         return "no variant"
     parts, still = [], 0
     for v in variants:
         gain = v.late_gain
-        if gain.mean is None:
-            parts.append(f"{v.label} not measurable (< {MIN_VALIDATIONS} validations)")
+        rise = "rise not measurable" if gain.mean is None else f"+{gain.format(1)}"
+        reason = comparison.unconverged([v])
+        if reason:
+            parts.append(f"{v.label} **no** {reason[0].removeprefix(v.label + ' ')}")
             still += 1
-        elif has_converged(gain.mean):
-            parts.append(f"{v.label} yes (+{gain.format(1)})")
         else:
-            parts.append(f"{v.label} **no** (+{gain.format(1)})")
-            still += 1
+            parts.append(f"{v.label} yes ({rise})")
     head = "yes, every variant" if not still else f"**no**, {still} of {len(variants)} variants"
     return (
-        f"{head} (rise of the best validation BLEU over the last quarter of the updates, mean "
-        f"over seeds; converged below {CONVERGED_GAIN:g}): " + "; ".join(parts)
+        f"{head} (every seed's rise of the best validation BLEU over the last quarter of the "
+        f"updates below {CONVERGED_GAIN:g}, none stalled below {STALLED_BLEU:g} BLEU, none "
+        f"{PLATEAU_GAP:g} or more below its variant's best seed: `report/gate.py`; yes: mean "
+        "rise over seeds): " + "; ".join(parts)
     )
 
 
@@ -184,7 +189,7 @@ def header_section(report: Assessment, out_dir: Path) -> list[str]:
     lines.append(f"- **Data:** {data}; test: {test}")
     lines.append(f"- **Test decoding:** {_across(runs, _decoding, 'not recorded')}")
     lines.append(f"- **Training budget:** {_across(runs, _budget, 'not recorded')}")
-    lines.append(f"- **Converged:** {convergence(report.comparison.variants)}")
+    lines.append(f"- **Converged:** {convergence(report.comparison)}")
     lines.append(f"- **Software:** {software(runs)}")
     lines.append(f"- **Hardware:** {hardware(runs)}")
     if (wall := find_wall_time(report.root)) is not None:
@@ -328,6 +333,8 @@ def verdict_section(report: Assessment) -> list[str]:
     lines.append(f"**Rule:** {verdict.rule}")
     lines.append("")
     lines.append(f"**Verdict: {verdict.outcome}**")
+    if report.declared is not None:
+        lines += ["", f"**Rule version:** {report.declared.text(verdict.outcome)}"]
     if verdict.gates:
         why = "What keeps it from reproduced:" if verdict.conclusive else "Why no verdict:"
         lines += ["", why, ""]

@@ -15,7 +15,9 @@ declared in the experiment's spec before any run, and reads the interval of Δ:
 Anything else is **undecided**, and :func:`why_undecided` names the reason: the test outputs
 were not there (the test-sentence term is not measured); the test set is too small for the
 margin (the estimate lies closer to the margin than the interval that test-sentence sampling
-alone leaves with any number of seeds); or too few seeds, with how many the observed spread needs.
+alone leaves with any number of seeds, and the sentences dominate the half-width); or too few
+seeds, with how many the observed spread needs. Either reason gives both parts of the
+half-width, the seeds' and the sentences', so a reader sees which one more data must shrink.
 """
 
 from __future__ import annotations
@@ -84,19 +86,23 @@ WORSE = Claim("at most", 0.0)
 
 
 def why_undecided(claim: Claim, d: Difference) -> str:
-    """The reason ``claim`` is undecided on ``d`` (module docstring)."""
+    """The reason ``claim`` is undecided on ``d`` (module docstring), naming which of the two
+    variance terms dominates the interval's half-width, with both figures."""
     if d.sentence_level and d.test_var is None:
         return "test outputs missing: the test-sentence sampling term is not measured"
-    if claim.decide(d.with_seeds(math.inf)) is None:
-        half = d.with_seeds(math.inf).half_width(
-            0.90 if claim.kind in ("within", "not below") else 0.95
-        )
+    level = 0.90 if claim.kind in ("within", "not below") else 0.95
+    seeds, sentences = d.half_widths(level)
+    parts = f"±{seeds:.2f} from seeds, ±{sentences:.2f} from sentences"
+    if claim.decide(d.with_seeds(math.inf)) is None and sentences >= seeds:
         return (
-            f"test set too small for the margin: the estimate is {claim.gap(d):.2f} from it, and "
-            f"with any number of seeds test-sentence sampling alone leaves ±{half:.2f} "
-            f"({d.sentences} sentences)"
+            f"test set too small for the margin: the estimate is {claim.gap(d):.2f} from it; "
+            f"half-width {parts} ({d.sentences} sentences), and with any number of seeds "
+            f"test-sentence sampling alone leaves ±{sentences:.2f}"
         )
     for n in range(d.seeds + 1, MAX_SEEDS + 1):
         if claim.decide(d.with_seeds(n)) is not None:
-            return f"too few seeds: {d.seeds}; the observed spread needs about {n}"
-    return f"too few seeds: {d.seeds}; the observed spread needs more than {MAX_SEEDS}"
+            return f"too few seeds: {d.seeds}; the observed spread needs about {n} ({parts})"
+    return (
+        f"too few seeds: {d.seeds}; the observed spread needs more than {MAX_SEEDS}, the "
+        f"estimate {claim.gap(d):.2f} from the margin ({parts})"
+    )

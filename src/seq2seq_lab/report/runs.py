@@ -120,6 +120,11 @@ class Run:
         return late_gain(training.get("validations") or [])
 
     @property
+    def best_val_bleu(self) -> float | None:
+        """The best validation BLEU of the run (None: not recorded)."""
+        return _finite((self.results.get("training") or {}).get("best_val_bleu"))
+
+    @property
     def stopped_by(self) -> str | None:
         """What ended training ("trainer.max_steps=600", "early stopping on val/bleu",
         "trainer.max_time"...); None for runs recorded before it was."""

@@ -32,14 +32,15 @@ training stability or speed). A check never holds on two near-zero scores becaus
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from seq2seq_lab.report.aggregate import Role, Variant, group_variants
+from seq2seq_lab.report.gate import unconverged
 from seq2seq_lab.report.runs import Run
-from seq2seq_lab.training.convergence import MIN_VALIDATIONS, has_converged
 
 REPRODUCED = "reproduced"
 PARTLY = "partly"
@@ -50,6 +51,19 @@ MIN_SEEDS = 3  # finished seeds per variant before any verdict (comparisons.md a
 
 
 HOLDS, FAILS, UNDECIDED = "holds", "fails", "undecided"
+
+# What a check claims (``Check.kind``). A final-quality claim is the papers' kind: each model
+# trained until it stops improving, so every variant it compares must have converged (or the
+# one-sided rule of ``checks.judged`` spares it). A learning-speed claim compares variants at
+# the same number of updates, the comparison's budget, which may leave some of them still
+# rising by declaration (``equal_updates``). A claim about the models at initialisation reads
+# no training at all.
+FINAL_QUALITY = "final quality"
+LEARNING_SPEED = "learning speed"
+AT_INITIALISATION = "at initialisation"
+KINDS = (FINAL_QUALITY, LEARNING_SPEED, AT_INITIALISATION)
+# The verdict word of a comparison decided by a learning-speed main check says so
+AT_EQUAL_UPDATES = "at equal updates"
 
 
 @dataclass(frozen=True)
@@ -77,6 +91,19 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Precondition:
+    """What must be true of the runs for a check to test its claim at all (E8: room for
+    search to improve on greedy): ``unmet(comparison)`` says why it is not (None: met). An
+    unmet precondition leaves the check undecided, never failed: the claim was not tested."""
+
+    text: str  # what must hold, in words: "greedy's output is not the model's best on ..."
+    unmet: Callable[[Comparison], str | None]
+
+
+PRECONDITION_UNMET = "precondition unmet"
+
+
+@dataclass(frozen=True)
 class Check:
     """One claim of a published finding, tested on the aggregated runs; the spec names one
     ``main`` check, without which the finding is not reproduced at all."""
@@ -84,11 +111,27 @@ class Check:
     text: str  # the claim with its threshold, as printed in the report
     test: Callable[[Comparison], Finding]
     main: bool = False
+    kind: str = FINAL_QUALITY  # one of KINDS: only a check not of final quality may exempt
+    precondition: Precondition | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"check kind {self.kind!r}: one of {', '.join(KINDS)}")
+
+    def judge(self, comparison: Comparison) -> Finding:
+        """The check's answer on ``comparison``, judged as a check of its kind; undecided with
+        the reason when its precondition is unmet."""
+        judging = comparison.judging(self.kind)
+        unmet = self.precondition.unmet(judging) if self.precondition else None
+        if unmet:
+            return Finding(None, f"not tested: {unmet}", why=f"{PRECONDITION_UNMET}: {unmet}")
+        return self.test(judging)
 
     @property
     def label(self) -> str:
-        """The claim as the report and the README list it."""
-        return self.text + (" (main check)" if self.main else "")
+        """The claim as the report and the README list it, with its kind."""
+        needs = f"; tested only if {self.precondition.text}" if self.precondition else ""
+        return f"[{self.kind}] " + self.text + needs + (" (main check)" if self.main else "")
 
 
 @dataclass(frozen=True)
@@ -214,18 +257,23 @@ class ExperimentSpec:
             "every setting of the grid was run, no run was stopped by the wall clock, and the "
             "quality floor holds: "
             f"{self.floor.describe()}. Each check holds, fails or is undecided (with its "
-            "reason); a check comparing variants is undecided while one of them still improves "
-            "(best validation BLEU up by 1 or more over its last quarter of updates), unless "
-            "it says it compares at equal updates. Then: reproduced if every check holds; "
+            "reason); a check comparing variants is undecided while one of them has not "
+            "converged (a seed's best validation BLEU up by 1 or more over its last quarter of "
+            "updates, a seed stalled below 1 BLEU, or a seed 5 or more below its variant's best "
+            "seed: report/gate.py), except the variants a learning-speed check holds to its "
+            "budget; a variant still rising on the side the claim predicts higher cannot move "
+            "the difference toward the margin, so it keeps a check undecided only until the "
+            "interval holds. Then: reproduced if every check holds; "
             f"partly if ({main}) holds and another does not; not reproduced if ({main}) fails; "
-            f"inconclusive if ({main}) is undecided. A variant's BLEU is the mean over seeds "
+            f"inconclusive if ({main}) is undecided; decided by a learning-speed main check, "
+            f"the verdict says '{AT_EQUAL_UPDATES}'. A variant's BLEU is the mean over seeds "
             "(a diverged run without a test score counts 0; a failed or interrupted run counts "
             "nowhere); differences are paired on the seeds both variants ran (where they share "
             "two or more) and count seed and test-sentence variance (report/evidence.py)."
         )
 
     def verdict(self, comparison: Comparison) -> Verdict:
-        findings = tuple((check, check.test(comparison)) for check in self.checks)
+        findings = tuple((check, check.judge(comparison)) for check in self.checks)
         if not self.checks:
             return Verdict(NO_RULE, self.rule_text(), findings)
         gates = evidence_gates(self, comparison)
@@ -239,12 +287,15 @@ class ExperimentSpec:
                 findings,
                 (f"main check undecided: {main.why}",),
             )
+        main_check = next(c for c in self.checks if c.main)
+        at = f" {AT_EQUAL_UPDATES}" if main_check.kind == LEARNING_SPEED else ""
         if not main.holds:
-            return Verdict(NOT_REPRODUCED, self.rule_text(), findings)
+            return Verdict(NOT_REPRODUCED + at, self.rule_text(), findings)
         others = [
             f"({i}) {f.text()}" for i, (_, f) in enumerate(findings, 1) if f.holds is not True
         ]
-        return Verdict(PARTLY if others else REPRODUCED, self.rule_text(), findings, tuple(others))
+        outcome = (PARTLY if others else REPRODUCED) + at
+        return Verdict(outcome, self.rule_text(), findings, tuple(others))
 
 
 def evidence_gates(spec: ExperimentSpec, comparison: Comparison) -> list[tuple[str, str]]:
@@ -321,6 +372,9 @@ class Comparison:
     # The grid's settings (override lists, seed excluded) at the runs' scale, which the
     # missing-settings gate checks; None skips that gate (unit tests of single checks).
     grid: list[list[str]] | None = None
+    # the kind of the check judging the runs (``judging``): a final-quality check may not
+    # exempt a variant from the convergence gate (``checks.judged``)
+    kind: str = FINAL_QUALITY
     variants: list[Variant] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -329,6 +383,10 @@ class Comparison:
         self.variants = sorted(
             variants, key=(lambda v: (order(v.role), v.label)) if order else (lambda v: v.label)
         )
+
+    def judging(self, kind: str) -> Comparison:
+        """The same runs and variants, judged by a check of ``kind``."""
+        return self if kind == self.kind else replace_kind(self, kind)
 
     def select(self, **role: Any) -> list[Variant]:
         """The variants whose role has every given item (``select(norm="post")``)."""
@@ -358,18 +416,15 @@ class Comparison:
         return floor.threshold(next(iter(scales)), role or {})
 
     def unconverged(self, variants: Iterable[Variant]) -> list[str]:
-        """The variants still improving by the protocol's rule (training/convergence.py: the
-        best validation BLEU rose by CONVERGED_GAIN or more over the last quarter of the
-        updates, mean over seeds), or whose rise could not be measured: "seq2seq +19.7"."""
+        """The variants a check may not judge as trained (``report/gate.py``: a seed still
+        rising by CONVERGED_GAIN or more over its last quarter, or whose rise was not measured;
+        a seed stalled near 0 BLEU; a seed on a plateau its variant's
+        best seed left), each with its seeds: "luong (seed 1 +8.9 / seed 2 on a plateau ...)"."""
         found = []
         for variant in {id(v): v for v in variants}.values():
-            gain = variant.late_gain.mean
-            if gain is None:
-                found.append(
-                    f"{variant.label} (rise not measured: < {MIN_VALIDATIONS} validations)"
-                )
-            elif not has_converged(gain):
-                found.append(f"{variant.label} +{gain:.1f}")
+            reason = unconverged(variant)
+            if reason is not None:
+                found.append(reason.text())
         return found
 
     def missing_settings(self) -> list[list[str]]:
@@ -379,3 +434,10 @@ class Comparison:
             return []
         made = [set(run.overrides) for run in self.runs if run.finished]
         return [setting for setting in self.grid if not any(set(setting) <= m for m in made)]
+
+
+def replace_kind(comparison: Comparison, kind: str) -> Comparison:
+    """A shallow copy of ``comparison`` (the same variant objects) with another check kind."""
+    judged = copy.copy(comparison)
+    judged.kind = kind
+    return judged

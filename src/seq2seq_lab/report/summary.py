@@ -7,8 +7,11 @@ table of ``experiments/README.md`` (:func:`verdict_rows`: every number of the ma
 the README's short one (:func:`short_rows`: a few words a cell), so a summary never says more
 than its report: the same file is read by both.
 
-    comparison | published finding | ours (mean ± std, seeds, scale, data) | verdict
-    comparison | published | ours | verdict                   (the README's)
+    comparison | published finding | ours (mean ± std, seeds, scale, data) | kind | verdict
+    comparison | published | ours | kind | verdict                   (the README's)
+
+The kind column says what the main check claims: final quality (every compared model trained
+until it stopped improving) or learning speed at the named budget (``report/spec.py``).
 """
 
 from __future__ import annotations
@@ -20,10 +23,18 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq_lab.report.assessment import Assessment
+from seq2seq_lab.report.rule_versions import CURRENT
+from seq2seq_lab.report.spec import LEARNING_SPEED, Comparison
 
 SUMMARY_FILE = "verdict.json"
-HEADER = ("comparison", "published finding", "ours (mean ± std, seeds, scale, data)", "verdict")
-SHORT_HEADER = ("comparison", "published", "ours", "verdict")
+HEADER = (
+    "comparison",
+    "published finding",
+    "ours (mean ± std, seeds, scale, data)",
+    "kind",
+    "verdict",
+)
+SHORT_HEADER = ("comparison", "published", "ours", "kind", "verdict")
 # One difference as the report writes it in a check's detail: "bahdanau - seq2seq +21.43
 # [+17.02, +25.85]" (report/evidence.py); its label after any "scope:" prefix
 _DIFFERENCE = re.compile(
@@ -47,18 +58,40 @@ def summary(assessment: Assessment) -> dict[str, Any]:
         "scale": ", ".join(sorted(str(s) for s in comparison.scales())),
         "data": sorted({_data(run.results) for run in comparison.runs} - {""}),
         "seeds": min(finished_seeds, default=0),
+        # the updates every variant was trained for (the budget a learning-speed check names)
+        "budget": budget(comparison),
         "main_check": None
         if main is None
         else {
             "text": main[0].text,
+            "kind": main[0].kind,
             "holds": main[1].holds,
             "why": main[1].why,
             "detail": main[1].detail,
         },
         "checks": [
-            {"text": c.text, "main": c.main, "holds": f.holds, "why": f.why, "detail": f.detail}
+            {
+                "text": c.text,
+                "kind": c.kind,
+                "main": c.main,
+                "holds": f.holds,
+                "why": f.why,
+                "detail": f.detail,
+            }
             for c, f in verdict.findings
         ],
+        "rule": None
+        if assessment.declared is None
+        else {
+            "current_version": CURRENT,
+            "declared_version": assessment.declared.version,
+            "declared_verdict": assessment.declared.verdict,
+            "declared_commit": assessment.declared.commit,
+            "changes": [
+                {"version": c.version, "commits": c.commits, "what": c.what}
+                for c in assessment.declared.changes
+            ],
+        },
         "variants": [
             {
                 "label": v.label,
@@ -71,6 +104,21 @@ def summary(assessment: Assessment) -> dict[str, Any]:
             for v in comparison.variants
         ],
     }
+
+
+def budget(comparison: Comparison) -> int | None:
+    """The most updates a variant's finished runs made, mean over seeds (None: not recorded):
+    the budget at which a learning-speed check compares."""
+    means = [v.updates.mean for v in comparison.variants if v.updates.mean is not None]
+    return round(max(means)) if means else None
+
+
+def kind_text(entry: dict[str, Any]) -> str:
+    """What the main check claims: "final quality", or "learning speed (8,000 updates)"."""
+    kind = (entry.get("main_check") or {}).get("kind") or "—"
+    if kind == LEARNING_SPEED and entry.get("budget"):
+        return f"{kind} ({entry['budget']:,} updates)"
+    return kind
 
 
 def _data(results: dict[str, Any]) -> str:
@@ -100,12 +148,13 @@ def verdict_rows(
     rows = []
     for link, published, entry in entries:
         if entry is None:
-            rows.append([link, published, "not run under the current protocol yet", "—"])
+            rows.append([link, published, "not run under the current protocol yet", "—", "—"])
             continue
         verdict = f"**{entry['verdict']}**"
         if entry.get("gates"):
             verdict += ": " + "; ".join(entry["gates"])
-        rows.append([link, published, ours(entry), verdict])
+        verdict += declared_text(entry)
+        rows.append([link, published, ours(entry), kind_text(entry), verdict])
     return rows
 
 
@@ -141,9 +190,22 @@ def short_ours(entry: dict[str, Any]) -> str:
 
 
 def short_verdict(entry: dict[str, Any]) -> str:
-    """The outcome word in bold, its reason after it: "**inconclusive** (not converged)"."""
+    """The outcome word in bold, its reason after it: "**inconclusive** (not converged)"; and
+    where the folder was declared under an older rule whose verdict differs, that one beside
+    it: "; declared rule v1: inconclusive (not converged)"."""
     word, _, reason = entry["verdict"].partition(" (")
-    return f"**{word}**" + (f" ({reason}" if reason else "")
+    return f"**{word}**" + (f" ({reason}" if reason else "") + declared_text(entry)
+
+
+def declared_text(entry: dict[str, Any]) -> str:
+    """ "; declared rule vK: <its verdict>" where it differs from the current verdict."""
+    rule = entry.get("rule") or {}
+    version, verdict = rule.get("declared_version"), rule.get("declared_verdict")
+    if version is None or version == rule.get("current_version"):
+        return ""
+    if verdict is None:
+        return f"; declared rule v{version}: no report under it"
+    return "" if verdict == entry["verdict"] else f"; declared rule v{version}: {verdict}"
 
 
 def short_rows(
@@ -152,9 +214,9 @@ def short_rows(
     """(link to the report, the published finding in a few words, its summary or None) ->
     rows of the README's short table."""
     return [
-        [link, published, short_ours(entry), short_verdict(entry)]
+        [link, published, short_ours(entry), kind_text(entry), short_verdict(entry)]
         if entry is not None
-        else [link, published, "not run under the current protocol yet", "—"]
+        else [link, published, "not run under the current protocol yet", "—", "—"]
         for link, published, entry in entries
     ]
 
