@@ -64,6 +64,12 @@ def run_train(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
             f"model=_network: no such option of model; {MODELS}",
         ),
         (
+            ["updates=500"],
+            "updates=500: updates is a section (synthetic, synthetic_v2, multi30k, full), not "
+            "one value; trainer.max_steps reads updates.synthetic here: write "
+            "updates.synthetic=500 or trainer.max_steps=500",
+        ),
+        (
             ["trainer.max_steps=-5"],
             "trainer.max_steps=-5: expected an integer >= 0, or -1 for no limit",
         ),
@@ -226,6 +232,7 @@ def test_help_lists_experiments_and_options_without_internal_bases():
     lines = done.stdout.splitlines()
     assert "  model: bahdanau, luong, plain, transformer" in lines
     assert "_network" not in done.stdout and "_recurrent" not in done.stdout
+    assert "trainer.max_steps=N trains N optimiser updates" in done.stdout  # the budget
     assert any(line.startswith("  hydra/launcher: basic, ") for line in lines)
     for name in experiments():
         (line,) = [line for line in lines if line.startswith(f"  {name} ")]

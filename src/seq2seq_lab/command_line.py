@@ -254,6 +254,9 @@ def _apply(cfg: DictConfig, override: Override) -> None:
     if not (override.is_delete() or override.is_add()) and _is_scalar_default(cfg, key):
         for value in _values(override) or []:
             _check_type(key, raw, current, value)
+    if isinstance(current, DictConfig) and not override.is_delete():
+        if not any(isinstance(v, dict) for v in _values(override) or []):
+            raise ConfigError(_section_given_a_value(cfg, override))
     line = _first_job(override)
     if not line:
         return
@@ -297,6 +300,39 @@ def _unknown_key(cfg: DictConfig, override: Override) -> str:
             return f"{what}; did you mean {names[near[0]]}?"
     add = "" if override.is_delete() else f"; to add it, write +{override.input_line}"
     return f"{what} under {parent or 'the top level'}{add}"
+
+
+def _section_given_a_value(cfg: DictConfig, override: Override) -> str:
+    """``updates=500`` where ``updates`` is a section (one budget per scale): it would replace
+    the section, and every key that reads one of its entries (``trainer.max_steps:
+    ${updates.synthetic}``) would then fail after the run started. Names the entry the
+    composed config reads and the key reading it, e.g. ``updates.synthetic=500`` or
+    ``trainer.max_steps=500``."""
+    key = override.key_or_group
+    raw = override.input_line.partition("=")[2]
+    section = OmegaConf.select(cfg, key)
+    entries = ", ".join(str(k) for k in section.keys())
+    message = f"{override.input_line}: {key} is a section ({entries}), not one value"
+    readers = [(path, ref) for path, ref in _references(cfg) if ref.startswith(f"{key}.")]
+    if not readers:  # nothing reads an entry of it in this config (scale=smoke sets max_steps)
+        return f"{message}; expected {key}.<entry>={raw}, e.g. {key}.{next(iter(section))}={raw}"
+    path, reference = readers[0]
+    return f"{message}; {path} reads {reference} here: write {reference}={raw} or {path}={raw}"
+
+
+def _references(cfg: DictConfig) -> Iterator[tuple[str, str]]:
+    """(key path, referenced key) of every value outside ``hydra`` that is exactly one plain
+    interpolation (``trainer.max_steps: ${updates.synthetic}``)."""
+    for path in _paths(cfg):
+        parent, _, leaf = path.rpartition(".")
+        container = OmegaConf.select(cfg, parent) if parent else cfg
+        if path.startswith("hydra.") or not isinstance(container, DictConfig):
+            continue
+        if OmegaConf.is_interpolation(container, leaf):
+            text = str(container._get_node(leaf)._value())
+            inner = text[2:-1]
+            if text == f"${{{inner}}}" and not any(c in inner for c in "${}:"):
+                yield path, inner
 
 
 def _paths(node: Any, prefix: str = "") -> Iterator[str]:
