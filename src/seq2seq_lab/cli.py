@@ -27,11 +27,16 @@ def refuse_command_line_mistakes(config_name: str) -> None:
     """Stop on a mistake on the command line with one line on stderr and exit code 2, before
     Hydra composes anything or a run directory exists: a renamed option (``scale=cpu``,
     seq2seq_lab/renames.py), then a mistyped key, an unknown option, a bad value
-    (seq2seq_lab/command_line.py)."""
+    (seq2seq_lab/command_line.py), then what the composed config names: the optimiser's
+    values, the accelerator, the data files, the checkpoint (seq2seq_lab/preflight.py)."""
     argv = sys.argv[1:]
     try:
         check_argv(argv)
-        check_command_line(config_name, argv)
+        cfg = check_command_line(config_name, argv)
+        if cfg is not None:
+            from seq2seq_lab.preflight import check_before_the_run  # imports torch
+
+            check_before_the_run(config_name, cfg, argv)
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)

@@ -11,12 +11,12 @@ checks, in order:
 1. Hydra's flags and the override grammar, override by override;
 2. each group override (``model=...``): an option of the group (its ``_`` bases are not), one
    option per run (a list ``model=[a,b]`` merges configs; a sweep ``model=a,b`` needs ``-m``);
-3. where the command line sets keys: the config composed from the group overrides (of a
-   sweep: its first job), then each key override applied to it one by one, as Hydra applies
-   them: the key exists (``k=v``), does not (``+k=v``), a number or boolean keeps its
-   default's type; and for a run (not ``--cfg``/``--info``), the Trainer's limits
-   (trainer_settings.py). Only keys can break those (group options are ours), so a command
-   line that only chooses options is not composed twice.
+3. the config composed from the group overrides (of a sweep: its first job), then each key
+   override applied to it one by one, as Hydra applies them: the key exists (``k=v``), does
+   not (``+k=v``), a number or boolean keeps its default's type, a section is not given one
+   value; and for a run (not ``--cfg``/``--info``), the Trainer's limits
+   (trainer_settings.py). The composed config is returned: the inputs it names are checked
+   next (preflight.py: ``check_before_the_run``), still before Hydra makes a directory.
 
 A config that sets a sweep grid (``experiment=e2_reversal``) run without ``-m`` trains one job
 of it: :func:`skipped_grid` is the warning that says so, given when the job starts (cli.py).
@@ -49,26 +49,27 @@ INTERNAL = "_"  # a config named _<name> is a base others inherit, never an opti
 _ABSENT = object()
 
 
-def check_command_line(config_name: str, argv: list[str]) -> None:
+def check_command_line(config_name: str, argv: list[str]) -> DictConfig | None:
     """Raise ConfigError (one line) for the first mistake in ``python -m
-    seq2seq_lab.<config_name> ARGV``. The config is composed only for a command line that
-    sets keys (``k=v``, ``+k=v``, ``~k``); group choices are checked against the groups'
-    listings."""
+    seq2seq_lab.<config_name> ARGV``. Returns the config the command runs (of a sweep: its
+    first job), for the checks of its inputs (preflight.py), or None where it runs nothing
+    (``--help``, ``--cfg``, ``--info``) or another config than the entry point's."""
     args = _parse_flags(argv)
-    if args.help or args.hydra_help or args.shell_completion or not args.overrides:
-        return
+    if args.help or args.hydra_help or args.shell_completion:
+        return None
     if args.config_name or args.config_path or args.config_dir or args.experimental_rerun:
-        return  # another config than the entry point's: Hydra's own checks
+        return None  # another config than the entry point's: Hydra's own checks
     overrides = _parse_overrides(args.overrides)
     command = f"python -m seq2seq_lab.{config_name}"
+    runs = not (args.cfg or args.info)
     with initialize_config_dir(CONF_DIR, version_base="1.3", job_name=config_name):
         loader = GlobalHydra.instance().config_loader()
         groups = [o for o in overrides if _is_group(loader, o)]
         for override in groups:
             _check_group_override(loader, override, args.multirun, command, argv)
         keys = [o for o in overrides if o not in groups]
-        if not keys and not any(o.is_delete() for o in groups):
-            return
+        if not runs and not keys and not any(o.is_delete() for o in groups):
+            return None  # only options chosen, each checked: Hydra prints the config
         if not args.multirun:
             for override in keys:
                 if override.is_sweep_override():
@@ -76,8 +77,11 @@ def check_command_line(config_name: str, argv: list[str]) -> None:
         cfg = _compose(config_name, [_first_job(o) for o in groups])
         for override in keys:
             _apply(cfg, override)
-    if not (args.cfg or args.info) and "trainer" in cfg:
+    if not runs:
+        return None
+    if "trainer" in cfg:
         check_trainer(cfg.trainer)
+    return cfg
 
 
 def _parse_flags(argv: list[str]) -> Any:

@@ -217,6 +217,11 @@ class TranslationDataModule(L.LightningDataModule):
 
     # ------------------------------------------------------------------------- Lightning hooks
 
+    def check_inputs(self) -> None:
+        """Raise a one-line UserError where the source lacks what this data module would read
+        (``data.root``, its files): before a run starts, nothing read."""
+        self.source.check(self.context, self._read_splits() + self.extra_test_splits)
+
     def prepare_data(self) -> None:
         """Download missing files and train (and cache) subword models: once, on rank 0."""
         self.source.prepare(self.context, self._read_splits())
