@@ -25,6 +25,7 @@ of it: :func:`skipped_grid` is the warning that says so, given when the job star
 from __future__ import annotations
 
 import difflib
+import re
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
@@ -232,6 +233,10 @@ def _compose(config_name: str, lines: list[str]) -> DictConfig:
         options = [o for o in error.options or [] if not o.startswith(INTERNAL)]
         raise ConfigError(_unknown_option(group, name, options)) from None
     except (HydraException, OmegaConfBaseException) as error:
+        unchosen = re.match(r"Could not override '([^']+)'\. No match in the defaults", str(error))
+        chosen = [line for line in lines if unchosen and line.startswith(f"{unchosen[1]}=")]
+        if chosen:
+            raise ConfigError(_keys_not_option(config_name, chosen[0])) from None
         removed = [line for line in lines if line.startswith("~")]
         if removed:  # the other configs name the group removed (``${model}_${scale}``)
             raise ConfigError(
@@ -239,6 +244,20 @@ def _compose(config_name: str, lines: list[str]) -> DictConfig:
                 "expected another option of it instead"
             ) from None
         raise ConfigError(f"{' '.join(lines)}: {_first_line(error)}") from None
+
+
+def _keys_not_option(config_name: str, line: str) -> str:
+    """``decoding=greedy`` given to an entry point whose config has keys under ``decoding``
+    but no option of the group to choose (translate, eval): the keys the option sets, to
+    write instead (``decoding.beam_size=1``)."""
+    group, _, name = line.partition("=")
+    path = Path(CONF_DIR) / group / f"{name}.yaml"
+    message = f"{line}: {config_name} chooses no {group} option"
+    if not path.is_file():
+        return f"{message}; set its keys instead ({group}.<key>=value)"
+    option = OmegaConf.to_container(OmegaConf.load(path))
+    keys = [f"{group}.{k}={v}" for k, v in option.items() if k != "defaults"]
+    return f"{message}; set its keys instead: {group}={name} sets {' '.join(keys)}"
 
 
 def _apply(cfg: DictConfig, override: Override) -> None:
