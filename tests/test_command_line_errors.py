@@ -64,6 +64,14 @@ def run_train(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
             f"model=_network: no such option of model; {MODELS}",
         ),
         (
+            ["modle=luong"],
+            "modle=luong: no such key or group; did you mean model=luong?",
+        ),
+        (
+            ["checkpoint=x.ckpt"],
+            "checkpoint=x.ckpt: no such key; did you mean ckpt_path?",
+        ),
+        (
             ["updates=500"],
             "updates=500: updates is a section (synthetic, synthetic_v2, multi30k, full), not "
             "one value; trainer.max_steps reads updates.synthetic here: write "
@@ -180,10 +188,11 @@ def test_a_mistake_is_one_line_before_any_work(args, message, tmp_path):
     assert not run_dir.exists()  # refused before Hydra made the run's directory
 
 
+@pytest.mark.parametrize("typed", ["ckpt_pth", "checkpoint"])
 @pytest.mark.parametrize("entry", ["eval", "translate"])
-def test_every_entry_point_checks_its_command_line(entry):
+def test_every_entry_point_checks_its_command_line(entry, typed):
     done = subprocess.run(
-        [sys.executable, "-m", f"seq2seq_lab.{entry}", "ckpt_pth=x.ckpt"],
+        [sys.executable, "-m", f"seq2seq_lab.{entry}", f"{typed}=x.ckpt"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -191,7 +200,7 @@ def test_every_entry_point_checks_its_command_line(entry):
         check=False,
     )
     assert done.returncode == 2
-    assert done.stderr == "error: ckpt_pth=x.ckpt: no such key; did you mean ckpt_path?\n"
+    assert done.stderr == f"error: {typed}=x.ckpt: no such key; did you mean ckpt_path?\n"
 
 
 def test_an_experiment_without_m_warns_that_its_grid_is_skipped_and_runs(tmp_path):

@@ -69,6 +69,13 @@ def check_command_line(config_name: str, argv: list[str]) -> DictConfig | None:
         for override in groups:
             _check_group_override(loader, override, args.multirun, command, argv)
         keys = [o for o in overrides if o not in groups]
+        for override in keys:
+            group = _group_meant(loader, override)
+            if group:
+                raise ConfigError(
+                    f"{override.input_line}: no such key or group; did you mean "
+                    f"{group}={override.input_line.partition('=')[2]}?"
+                )
         if not runs and not keys and not any(o.is_delete() for o in groups):
             return None  # only options chosen, each checked: Hydra prints the config
         if not args.multirun:
@@ -132,6 +139,19 @@ def _is_group(loader: Any, override: Override) -> bool:
     value sets keys, as in Hydra."""
     parent, _, name = override.key_or_group.rpartition("/")
     return not isinstance(override.value(), dict) and name in loader.list_groups(parent)
+
+
+def _group_meant(loader: Any, override: Override) -> str | None:
+    """The group a mistyped top-level key names (``modle=luong`` -> ``model``): a group
+    whose name is like the key and which has the value as an option. None where the key
+    exists as a group, holds a dot, or no such group is near."""
+    key = override.key_or_group
+    value = override.value()
+    if "." in key or "/" in key or not isinstance(value, str) or override.is_delete():
+        return None
+    groups = [g for g in loader.list_groups("") if value in _options(loader, g)]
+    near = difflib.get_close_matches(key, groups, n=1, cutoff=0.6)
+    return near[0] if near and key not in loader.list_groups("") else None
 
 
 def _options(loader: Any, group: str) -> list[str]:
@@ -305,8 +325,8 @@ def _value(cfg: DictConfig, key: str) -> Any:
 def _unknown_key(cfg: DictConfig, override: Override) -> str:
     """``key=value: no such key``, with the nearest existing key: the same name elsewhere
     (``max_steps`` -> ``trainer.max_steps``; the first in the config where several have it),
-    else a sibling like it (``model.dropuot`` -> ``model.dropout``), else a name like it
-    elsewhere."""
+    else a sibling like it (``model.dropuot`` -> ``model.dropout``) or abbreviating it
+    (``checkpoint`` -> ``ckpt_path``), else a name like it elsewhere."""
     key = override.key_or_group
     what = f"{override.input_line}: no such key"
     if override.is_delete():
@@ -317,8 +337,11 @@ def _unknown_key(cfg: DictConfig, override: Override) -> str:
     node = OmegaConf.select(cfg, parent, default=None) if parent else cfg
     keys = node.keys() if isinstance(node, DictConfig) else []
     siblings = {str(k): f"{parent}.{k}" if parent else str(k) for k in keys}
-    for names, cutoff in ((paths, 1.0), (siblings, 0.6), (paths, 0.8)):
-        near = difflib.get_close_matches(leaf, list(names), n=1, cutoff=cutoff)
+    for names, cutoff in ((paths, 1.0), (siblings, 0.6), (siblings, None), (paths, 0.8)):
+        if cutoff is None:  # a sibling's abbreviated name (checkpoint -> ckpt_path)
+            near = [name for name in names if _abbreviates(name, leaf)][:1]
+        else:
+            near = difflib.get_close_matches(leaf, list(names), n=1, cutoff=cutoff)
         if near:
             return f"{what}; did you mean {names[near[0]]}?"
     add = "" if override.is_delete() else f"; to add it, write +{override.input_line}"
@@ -356,6 +379,16 @@ def _references(cfg: DictConfig) -> Iterator[tuple[str, str]]:
             inner = text[2:-1]
             if text == f"${{{inner}}}" and not any(c in inner for c in "${}:"):
                 yield path, inner
+
+
+def _abbreviates(name: str, word: str) -> bool:
+    """``name``'s first part is an abbreviation of ``word`` (``ckpt_path`` of
+    ``checkpoint``): at least three letters, the same first one, the others in order."""
+    short = name.split("_")[0]
+    if len(short) < 3 or len(short) >= len(word) or short[0] != word[0]:
+        return False
+    rest = iter(word[1:])
+    return all(letter in rest for letter in short[1:])
 
 
 def _paths(node: Any, prefix: str = "") -> Iterator[str]:
