@@ -260,3 +260,17 @@ def test_experiment_titles_come_from_the_spec_or_the_config(tmp_path):
     (folder / "spec.py").write_text('SPEC = dict(title="E9 from the spec", runs=[])\n')
     assert experiment_title(folder) == "E9 from the spec"
     assert experiment_title(Path(tmp_path / "empty")) == ""
+
+
+def test_flags_may_follow_overrides(tmp_path):
+    """``-m`` or ``--cfg job`` after an override works as before it (Hydra's parser alone
+    says "unrecognized arguments", naming the valid overrides after the flag)."""
+    done = run_train("threads=1", "--cfg", "job", "seed=3")
+    assert done.returncode == 0, done.stderr
+    assert "seed: 3" in done.stdout.splitlines() and "threads: 1" in done.stdout.splitlines()
+    sweep = tmp_path / "sweep"
+    done = run_train("scale=smoke", "-m", "seed=1,2", "optim.lr=-1", f"hydra.sweep.dir={sweep}")
+    assert done.stderr.splitlines() == [
+        "error: optim.lr=-1: torch.optim.Adam refuses it (Invalid learning rate: -1)"
+    ]  # the overrides after -m were read, the first job's checked
+    assert not sweep.exists()

@@ -15,7 +15,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from seq2seq_lab import help_text  # noqa: F401  (registers the resolver of --help's text)
-from seq2seq_lab.command_line import check_command_line, skipped_grid
+from seq2seq_lab.command_line import check_command_line, flags_first, skipped_grid
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.record.interruptions import Interrupted
 from seq2seq_lab.renames import check_argv
@@ -24,12 +24,14 @@ log = logging.getLogger("seq2seq_lab")
 
 
 def refuse_command_line_mistakes(config_name: str) -> None:
-    """Stop on a mistake on the command line with one line on stderr and exit code 2, before
+    """Put Hydra's flags before the overrides (``threads=1 -m ...`` as ``-m threads=1 ...``), then
+    stop on a mistake on the command line with one line on stderr and exit code 2, before
     Hydra composes anything or a run directory exists: a renamed option (``scale=cpu``,
     seq2seq_lab/renames.py), then a mistyped key, an unknown option, a bad value
     (seq2seq_lab/command_line.py), then what the composed config names: the optimiser's
     values, the accelerator, the data files, the checkpoint (seq2seq_lab/preflight.py)."""
-    argv = sys.argv[1:]
+    argv = flags_first(sys.argv[1:])
+    sys.argv[1:] = argv  # Hydra parses sys.argv: -m after an override is no mistake
     try:
         check_argv(argv)
         cfg = check_command_line(config_name, argv)

@@ -92,6 +92,34 @@ def check_command_line(config_name: str, argv: list[str]) -> DictConfig | None:
     return cfg
 
 
+def flags_first(argv: list[str]) -> list[str]:
+    """``argv`` with Hydra's flags (and their values) before the overrides, the order Hydra's
+    parser needs: ``threads=1 -m experiment=e2_reversal`` would otherwise be refused as
+    "unrecognized arguments: experiment=e2_reversal", blaming a valid override. The
+    overrides keep their order."""
+    actions = get_args_parser()._option_string_actions
+    flags: list[str] = []
+    overrides: list[str] = []
+    bare: list[str] = []  # a flag without its value: last, or it would take an override
+    tokens = iter(argv)
+    for token in tokens:
+        action = actions.get(token.partition("=")[0]) if token.startswith("-") else None
+        if action is None:
+            overrides.append(token)
+            continue
+        if "=" in token or action.nargs == 0:
+            flags.append(token)
+            continue
+        value = next(tokens, None)  # --cfg job, --info all (optional), -cn NAME
+        if value is None or "=" in value or value.startswith("-"):
+            bare.append(token)  # --info followed by an override (or nothing): no value
+            if value is not None:
+                overrides.append(value)
+        else:
+            flags.extend([token] if value is None else [token, value])
+    return flags + overrides + bare
+
+
 def _parse_flags(argv: list[str]) -> Any:
     """Hydra's own flags (``-m``, ``--cfg job``...), a wrong one answered in one line."""
     parser = get_args_parser()
