@@ -10,12 +10,14 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 
 from seq2seq_lab import help_text  # noqa: F401  (registers the resolver of --help's text)
 from seq2seq_lab.command_line import check_command_line, flags_first, skipped_grid
+from seq2seq_lab.console import interrupted_sweep
 from seq2seq_lab.errors import UserError
 from seq2seq_lab.record.interruptions import Interrupted
 from seq2seq_lab.renames import check_argv
@@ -82,4 +84,11 @@ def run_task(task: Callable[[DictConfig], Any], cfg: DictConfig) -> Any:
         raise
     except Interrupted as interruption:
         print(f"{interruption} (recorded in the run's results.json)", file=sys.stderr)
+        if is_multirun():  # the whole sweep stops: say where it is and how to go on with it
+            from hydra.core.hydra_config import HydraConfig
+
+            hydra = HydraConfig.get()
+            command = f"python -m seq2seq_lab.{hydra.job.config_name}"
+            for line in interrupted_sweep(Path(hydra.sweep.dir), command, sys.argv[1:]):
+                print(line, file=sys.stderr)
         sys.exit(interruption.exit_code)

@@ -124,3 +124,12 @@ class SweepConsole(Callback):
         jobs = len(list(sweep_dir.glob("*/results.json")))
         print(f"sweep: {sweep_dir} ({jobs} runs with a results.json)", flush=True)
         print(f"report: python -m seq2seq_lab.report {sweep_dir}", flush=True)
+
+
+def interrupted_sweep(sweep_dir: Path, command: str, argv: list[str]) -> list[str]:
+    """What a sweep stopped by a signal prints: its directory and the command that goes on
+    with it (``resume=true``: each finished job kept, an unfinished one continued from its
+    ``last.ckpt``, the others trained; seq2seq_lab/record/run_dir.py)."""
+    given = [a for a in argv if not a.startswith(("hydra.sweep.dir=", "resume="))]
+    resume = shlex.join([*command.split(), *given, f"hydra.sweep.dir={sweep_dir}", "resume=true"])
+    return [f"sweep: {sweep_dir} (interrupted)", f"resume: {resume}"]
