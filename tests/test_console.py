@@ -15,6 +15,8 @@ import time
 import pytest
 from conftest import REPO, run_cli, tiny_overrides
 
+from seq2seq_lab.data.test_set import read_test_lines
+
 pytestmark = pytest.mark.slow
 
 
@@ -32,12 +34,18 @@ def test_a_run_says_what_trains_and_where_its_outputs_went(smoke_run):
         assert f"] - {line}\n" in out, line
     bleu = json.loads((run_dir / "results.json").read_text())["test"]["bleu"]
     best = run_dir / "checkpoints" / "best.ckpt"
+    first = read_test_lines(run_dir, "sources", "test")[0]  # the task's sentences: no file
+    translate = f"echo {shlex.quote(first)} | python -m seq2seq_lab.translate ckpt_path={best}"
     assert out.endswith(
         f"completed, test BLEU {bleu:.2f}: {run_dir / 'results.json'}\n"
         f"score: python -m seq2seq_lab.eval ckpt_path={best} data.split=test\n"
-        f"translate: echo '...' | python -m seq2seq_lab.translate ckpt_path={best}\n"
+        f"translate: {translate}\n"
         f"report: python -m seq2seq_lab.report {run_dir}\n"
     )
+    # the translate command, pasted, translates that sentence
+    pasted = translate.replace("python", shlex.quote(sys.executable), 1)
+    done = subprocess.run(pasted, shell=True, cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0 and len(done.stdout.splitlines()) == 1, done.stderr[-2000:]
 
 
 def test_ctrl_c_prints_the_command_that_resumes_the_run(tmp_path, cache_dir):

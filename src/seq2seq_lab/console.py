@@ -83,8 +83,10 @@ def run_header(results: dict[str, Any], precision: str) -> list[str]:
     ]
 
 
-def run_footer(run_dir: Path, results: dict[str, Any]) -> list[str]:
-    """Where the run's outputs are and what to run next, by how it ended."""
+def run_footer(run_dir: Path, results: dict[str, Any], example: str | None = None) -> list[str]:
+    """Where the run's outputs are and what to run next, by how it ended. ``example``: a
+    source sentence the model was tested on, for the translate command to echo (the built-in
+    task's sentences are in no file); without one the command echoes a placeholder."""
     status = results.get("status")
     test = results.get("test") or {}
     score = f", test BLEU {test['bleu']:.2f}" if "bleu" in test else ""
@@ -103,7 +105,8 @@ def run_footer(run_dir: Path, results: dict[str, Any]) -> list[str]:
     elif best.is_file():
         lines += [
             f"score: python -m seq2seq_lab.eval ckpt_path={best} data.split=test",
-            f"translate: echo '...' | python -m seq2seq_lab.translate ckpt_path={best}",
+            f"translate: echo {shlex.quote(example or '...')} | "
+            f"python -m seq2seq_lab.translate ckpt_path={best}",
         ]
     lines.append(f"report: python -m seq2seq_lab.report {run_dir}")
     return lines

@@ -157,6 +157,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         "config": config,
     }
     signals = SignalRecorder().install()
+    example = None  # a test source sentence, for the footer's translate command
     try:
         resume = check_train_inputs(cfg)  # before any work: bad input fails in a second
         set_threads(cfg)
@@ -247,6 +248,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             )
             signals.raise_if_received()
             results["timing"]["test_seconds"] = time.perf_counter() - started
+            example = next(iter(module.test_results.get("sources") or []), None)
             test = write_test_outputs(run_dir, module.test_results, datamodule, cfg.data)
             results["sacrebleu_signature"] = test.pop("sacrebleu_signature")
             results["test"] = test
@@ -294,7 +296,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
                 write_results(run_dir / "results.json", results)
             finish_wandb(results)
             if is_rank_zero() and not is_multirun():  # a sweep says where it went at its end
-                print("\n".join(run_footer(run_dir, results)), flush=True)
+                print("\n".join(run_footer(run_dir, results, example)), flush=True)
 
 
 def run_length_probe(
