@@ -30,12 +30,14 @@ from seq2seq_lab.training.divergence import DivergenceRule
 def check_before_the_run(entry: str, cfg: DictConfig, argv: list[str]) -> None:
     """What ``python -m seq2seq_lab.<entry> ARGV`` would otherwise refuse only after Hydra made
     its directory and the data was prepared, checked from the composed ``cfg`` (of a sweep:
-    its first job): for train the optimiser's values, the accelerator and the data files; for
+    its first job): for train the optimiser's values, the accelerator, the loggers' packages
+    and the data files; for
     eval and translate their settings and the checkpoint file (readable, a seq2seq-lab
     checkpoint). One line (UserError) naming the key."""
     if entry == "train":
         _check_optimizer(cfg)
         _check_accelerator(cfg, argv)
+        _check_loggers(cfg)
         if not cfg.get("resume"):  # a queue job may have nothing left to read
             datamodule = instantiate(cfg.data, key="data")
             datamodule.check_inputs()
@@ -59,6 +61,24 @@ def _check_optimizer(cfg: DictConfig) -> None:
                     f"optim.{key}={value}: {cfg.optim._target_} refuses it ({reason})"
                 ) from None
         raise
+
+
+def _check_loggers(cfg: DictConfig) -> None:
+    """``logger=tensorboard`` where neither package Lightning's TensorBoardLogger writes
+    through is installed: Lightning refuses it when the logger is built, after the data."""
+    logger = cfg.get("logger") or {}
+    if "TensorBoardLogger" not in str((logger.get("tensorboard") or {}).get("_target_", "")):
+        return
+    from lightning.fabric.loggers.tensorboard import (
+        _TENSORBOARD_AVAILABLE,
+        _TENSORBOARDX_AVAILABLE,
+    )
+
+    if not (_TENSORBOARD_AVAILABLE or _TENSORBOARDX_AVAILABLE):
+        raise ConfigError(
+            "logger=tensorboard: the tensorboard package is not installed; "
+            "pip install -e '.[tensorboard]' (or choose logger=csv)"
+        )
 
 
 def _check_accelerator(cfg: DictConfig, argv: list[str]) -> None:
