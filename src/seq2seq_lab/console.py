@@ -83,6 +83,17 @@ def run_header(results: dict[str, Any], precision: str) -> list[str]:
     ]
 
 
+RESOLVED = "resolved config (print_config=true):"
+
+
+def resolved_config(config: dict[str, Any]) -> str:
+    """Every setting of the run, interpolations resolved (``config``: the plain config
+    results.json records), as YAML under the line :data:`RESOLVED`, ended by an empty line."""
+    import yaml
+
+    return f"{RESOLVED}\n{yaml.safe_dump(config, sort_keys=False)}"
+
+
 def run_footer(run_dir: Path, results: dict[str, Any], example: str | None = None) -> list[str]:
     """Where the run's outputs are and what to run next, by how it ended. ``example``: a
     source sentence the model was tested on, for the translate command to echo (the built-in

@@ -25,7 +25,7 @@ from seq2seq_lab.analysis.alignment_record import ALIGNMENT, alignment_record
 from seq2seq_lab.analysis.decoding_study_record import STUDY
 from seq2seq_lab.analysis.length_probe import PROBE, length_probe
 from seq2seq_lab.config import instantiate, to_plain
-from seq2seq_lab.console import quiet_third_party, run_footer, run_header
+from seq2seq_lab.console import quiet_third_party, resolved_config, run_footer, run_header
 from seq2seq_lab.loggers.wandb_identity import run_identity
 from seq2seq_lab.loggers.wandb_logger import finish_wandb
 from seq2seq_lab.loggers.wandb_record import log_hypotheses
@@ -160,6 +160,8 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     example = None  # a test source sentence, for the footer's translate command
     try:
         resume = check_train_inputs(cfg)  # before any work: bad input fails in a second
+        if cfg.get("print_config") and is_rank_zero():
+            print(resolved_config(results["config"]), flush=True)
         set_threads(cfg)
         results["hardware"]["torch_threads"] = torch.get_num_threads()
         L.seed_everything(cfg.seed, workers=True, verbose=False)
