@@ -169,6 +169,8 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         datamodule.prepare_data()
         datamodule.setup("fit")
         datamodule.print_summary()
+        if is_rank_zero():
+            datamodule.write_vocabularies(run_dir)
         results["data"] = datamodule.summary()
         module = build_module(cfg, datamodule)
         if resume is not None:
