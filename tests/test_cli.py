@@ -327,6 +327,7 @@ def test_seq2seq_report_is_the_report_command(tmp_path):
     as the installed script calls it (import its entry point, exit with what it returns)."""
     import subprocess
     import sys
+
     import tomllib
 
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]

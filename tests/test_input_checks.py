@@ -54,8 +54,10 @@ def bad_checkpoints(trained: Path, where: Path) -> dict[str, tuple[Path, str]]:
         "missing": (where / "nope.ckpt", "no such checkpoint file"),
         "directory": (where, "a directory"),
         "truncated": (truncated, "not a readable checkpoint (truncated"),
-        "not-torch": (text, "not a readable checkpoint (a text file, not one torch.save wrote: "
-                      "it begins 'hello')"),
+        "not-torch": (
+            text,
+            "not a readable checkpoint (a text file, not one torch.save wrote: it begins 'hello')",
+        ),
         "python-objects": (pickled, "holds Python objects other than tensors"),
         "foreign": (foreign, "not a seq2seq-lab training checkpoint"),
         "weights-only": (weights_only, "holds weights only, no training state"),

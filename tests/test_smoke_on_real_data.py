@@ -43,9 +43,7 @@ def test_smoke_on_multi30k_trains_on_the_first_pairs_of_each_split(tmp_path, cac
 
 
 @pytest.mark.skipif(not MULTI30K.is_dir(), reason="no shared Multi30k copy")
-def test_a_shared_folder_that_is_a_link_is_named_through_the_link(
-    tmp_path, cache_dir, monkeypatch
-):
+def test_a_shared_folder_that_is_a_link_is_named_through_the_link(tmp_path, cache_dir, monkeypatch):
     """A clone whose ``../shared`` is a symbolic link to the data elsewhere records the test
     set as ``../shared/...`` (the path through the link), not a copy of its lines."""
     checkout = tmp_path / "clone"
