@@ -235,6 +235,13 @@ def test_a_correct_command_passes_quietly():
     assert "max_steps: 100" in done.stdout
 
 
+def test_a_section_set_to_null_is_no_mistake():
+    """``updates=500`` is refused (a section given one value), but null empties a section."""
+    done = run_train("callbacks.early_stopping=null", "--cfg", "job")
+    assert done.returncode == 0 and done.stderr == ""
+    assert "  early_stopping: null" in done.stdout.splitlines()
+
+
 def test_help_lists_experiments_and_options_without_internal_bases():
     done = run_train("--help")
     assert done.returncode == 0 and done.stderr == ""

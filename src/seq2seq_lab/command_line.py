@@ -326,7 +326,9 @@ def _apply(cfg: DictConfig, override: Override) -> None:
         for value in _values(override) or []:
             _check_type(key, raw, current, value)
     if isinstance(current, DictConfig) and not override.is_delete():
-        if not any(isinstance(v, dict) for v in _values(override) or []):
+        values = _values(override) or []
+        # null empties a section (callbacks.early_stopping=null), ${...} may name another
+        if any(not (v is None or isinstance(v, dict) or "${" in str(v)) for v in values):
             raise ConfigError(_section_given_a_value(cfg, override))
     line = _first_job(override)
     if not line:
