@@ -85,3 +85,27 @@ def test_a_missing_checkpoint_is_named(tmp_path):
     save(tmp_path / "a.ckpt", seed=0)
     with pytest.raises(CheckpointError, match=r"nope\.ckpt: no such checkpoint"):
         average_checkpoints([tmp_path / "a.ckpt", tmp_path / "nope.ckpt"])
+
+
+def test_last_n_averages_the_latest_updates_a_run_keeps(tmp_path, capsys):
+    """``RUN --last N``: the N latest ``checkpoints/step-<update>.ckpt`` (fairseq's
+    --num-update-checkpoints), by update, not by name length or age."""
+    folder = tmp_path / "run" / "checkpoints"
+    folder.mkdir(parents=True)
+    for seed, step in enumerate((200, 400, 1000, 1200)):
+        save(folder / f"step-{step:07d}.ckpt", seed=seed)
+    save(folder / "last.ckpt", seed=9)  # not one of the kept updates
+    out = tmp_path / "avg.ckpt"
+    assert main([str(tmp_path / "run"), "--last", "2", "--out", str(out)]) == 0
+    assert capsys.readouterr().out == (
+        f"averaged 2 checkpoints (step-0001000.ckpt, step-0001200.ckpt) -> {out}\n"
+    )
+    expected = average_checkpoints([folder / "step-0001000.ckpt", folder / "step-0001200.ckpt"])
+    averaged = torch.load(out, weights_only=True)
+    for key, value in expected["state_dict"].items():
+        assert torch.equal(averaged["state_dict"][key], value)
+    assert main([str(tmp_path / "run"), "--last", "5", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --last 5: {folder} keeps 4 checkpoints (step-*.ckpt); train with "
+        "callbacks.last_checkpoint.keep_last=5 to keep 5\n"
+    )

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, tiny_overrides
+from conftest import REPO, run_cli, tiny_overrides
 
 pytestmark = pytest.mark.slow
 
@@ -283,9 +283,61 @@ def test_the_console_commands_help_and_complete_as_the_readme_says(command):
     executable = Path(sys.executable).parent / command
     assert executable.is_file(), f"{command} is not installed beside {sys.executable}"
     helped = subprocess.run([executable, "--help"], capture_output=True, text=True, timeout=120)
-    assert helped.returncode == 0 and "== Config groups (group=option) ==" in helped.stdout
+    assert helped.returncode == 0 and helped.stdout.startswith(
+        f"python -m seq2seq_lab.{command.removeprefix('seq2seq-')} "
+    )
     completion = subprocess.run(
         [executable, "-sc", "install=bash"], capture_output=True, text=True, timeout=120
     )
     assert completion.returncode == 0
     assert f"-F hydra_bash_completion {command}" in completion.stdout
+
+
+@pytest.mark.parametrize(
+    "entry,keys",
+    [
+        ("translate", ["ckpt_path=FILE", "input=FILE", "output=FILE", "n_best=N",
+                       "decoding.beam_size=N  1 is greedy search"]),
+        ("eval", ["ckpt_path=FILE", "data.split=SPLIT", "decoding.beam_size=N  1 is greedy",
+                  "length_probe=", "decoding_study=e8"]),
+    ],
+)  # fmt: skip
+def test_eval_and_translate_help_lists_their_own_keys(entry, keys):
+    proc = run_cli(entry, "--help")
+    assert proc.returncode == 0 and proc.stderr == ""
+    lines = [line.strip() for line in proc.stdout.splitlines()]
+    for key in keys:
+        assert any(line.startswith(key) for line in lines), (key, proc.stdout)
+    assert "== Config groups" not in proc.stdout and "e2_reversal" not in proc.stdout
+
+
+@pytest.mark.parametrize("entry", ["eval", "translate"])
+def test_a_decoding_option_for_eval_or_translate_names_the_keys_to_set(entry, tmp_path):
+    proc = run_cli(entry, f"ckpt_path={tmp_path / 'x.ckpt'}", "decoding=greedy", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        f"error: decoding=greedy: {entry} chooses no decoding option; set its keys instead: "
+        "decoding=greedy sets decoding.beam_size=1 decoding.length_penalty=1.0 "
+        "decoding.max_len_a=1.5 decoding.max_len_b=10 decoding.min_len=0"
+    ]
+
+
+def test_seq2seq_report_is_the_report_command(tmp_path):
+    """pyproject.toml's seq2seq-report runs what ``python -m seq2seq_lab.report`` does: called
+    as the installed script calls it (import its entry point, exit with what it returns)."""
+    import subprocess
+    import sys
+
+    import tomllib
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, function = scripts["seq2seq-report"].partition(":")
+    script = f"import sys; from {module} import {function}; sys.exit({function}())"
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
+                              text=True, timeout=120, cwd=tmp_path)  # fmt: skip
+
+    assert run("--help").stdout == run_cli("report", "--help").stdout != ""
+    missing = run(str(tmp_path / "nowhere"))
+    assert missing.returncode == run_cli("report", str(tmp_path / "nowhere")).returncode == 2

@@ -64,6 +64,20 @@ def run_train(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
             f"model=_network: no such option of model; {MODELS}",
         ),
         (
+            ["modle=luong"],
+            "modle=luong: no such key or group; did you mean model=luong?",
+        ),
+        (
+            ["checkpoint=x.ckpt"],
+            "checkpoint=x.ckpt: no such key; did you mean ckpt_path?",
+        ),
+        (
+            ["updates=500"],
+            "updates=500: updates is a section (synthetic, synthetic_v2, multi30k, full), not "
+            "one value; trainer.max_steps reads updates.synthetic here: write "
+            "updates.synthetic=500 or trainer.max_steps=500",
+        ),
+        (
             ["trainer.max_steps=-5"],
             "trainer.max_steps=-5: expected an integer >= 0, or -1 for no limit",
         ),
@@ -174,10 +188,11 @@ def test_a_mistake_is_one_line_before_any_work(args, message, tmp_path):
     assert not run_dir.exists()  # refused before Hydra made the run's directory
 
 
+@pytest.mark.parametrize("typed", ["ckpt_pth", "checkpoint"])
 @pytest.mark.parametrize("entry", ["eval", "translate"])
-def test_every_entry_point_checks_its_command_line(entry):
+def test_every_entry_point_checks_its_command_line(entry, typed):
     done = subprocess.run(
-        [sys.executable, "-m", f"seq2seq_lab.{entry}", "ckpt_pth=x.ckpt"],
+        [sys.executable, "-m", f"seq2seq_lab.{entry}", f"{typed}=x.ckpt"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -185,7 +200,7 @@ def test_every_entry_point_checks_its_command_line(entry):
         check=False,
     )
     assert done.returncode == 2
-    assert done.stderr == "error: ckpt_pth=x.ckpt: no such key; did you mean ckpt_path?\n"
+    assert done.stderr == f"error: {typed}=x.ckpt: no such key; did you mean ckpt_path?\n"
 
 
 def test_an_experiment_without_m_warns_that_its_grid_is_skipped_and_runs(tmp_path):
@@ -220,12 +235,20 @@ def test_a_correct_command_passes_quietly():
     assert "max_steps: 100" in done.stdout
 
 
+def test_a_section_set_to_null_is_no_mistake():
+    """``updates=500`` is refused (a section given one value), but null empties a section."""
+    done = run_train("callbacks.early_stopping=null", "--cfg", "job")
+    assert done.returncode == 0 and done.stderr == ""
+    assert "  early_stopping: null" in done.stdout.splitlines()
+
+
 def test_help_lists_experiments_and_options_without_internal_bases():
     done = run_train("--help")
     assert done.returncode == 0 and done.stderr == ""
     lines = done.stdout.splitlines()
     assert "  model: bahdanau, luong, plain, transformer" in lines
     assert "_network" not in done.stdout and "_recurrent" not in done.stdout
+    assert "trainer.max_steps=N trains N optimiser updates" in done.stdout  # the budget
     assert any(line.startswith("  hydra/launcher: basic, ") for line in lines)
     for name in experiments():
         (line,) = [line for line in lines if line.startswith(f"  {name} ")]
@@ -244,3 +267,17 @@ def test_experiment_titles_come_from_the_spec_or_the_config(tmp_path):
     (folder / "spec.py").write_text('SPEC = dict(title="E9 from the spec", runs=[])\n')
     assert experiment_title(folder) == "E9 from the spec"
     assert experiment_title(Path(tmp_path / "empty")) == ""
+
+
+def test_flags_may_follow_overrides(tmp_path):
+    """``-m`` or ``--cfg job`` after an override works as before it (Hydra's parser alone
+    says "unrecognized arguments", naming the valid overrides after the flag)."""
+    done = run_train("threads=1", "--cfg", "job", "seed=3")
+    assert done.returncode == 0, done.stderr
+    assert "seed: 3" in done.stdout.splitlines() and "threads: 1" in done.stdout.splitlines()
+    sweep = tmp_path / "sweep"
+    done = run_train("scale=smoke", "-m", "seed=1,2", "optim.lr=-1", f"hydra.sweep.dir={sweep}")
+    assert done.stderr.splitlines() == [
+        "error: optim.lr=-1: torch.optim.Adam refuses it (Invalid learning rate: -1)"
+    ]  # the overrides after -m were read, the first job's checked
+    assert not sweep.exists()

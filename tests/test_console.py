@@ -15,6 +15,8 @@ import time
 import pytest
 from conftest import REPO, run_cli, tiny_overrides
 
+from seq2seq_lab.data.test_set import read_test_lines
+
 pytestmark = pytest.mark.slow
 
 
@@ -32,12 +34,18 @@ def test_a_run_says_what_trains_and_where_its_outputs_went(smoke_run):
         assert f"] - {line}\n" in out, line
     bleu = json.loads((run_dir / "results.json").read_text())["test"]["bleu"]
     best = run_dir / "checkpoints" / "best.ckpt"
+    first = read_test_lines(run_dir, "sources", "test")[0]  # the task's sentences: no file
+    translate = f"echo {shlex.quote(first)} | python -m seq2seq_lab.translate ckpt_path={best}"
     assert out.endswith(
         f"completed, test BLEU {bleu:.2f}: {run_dir / 'results.json'}\n"
         f"score: python -m seq2seq_lab.eval ckpt_path={best} data.split=test\n"
-        f"translate: echo '...' | python -m seq2seq_lab.translate ckpt_path={best}\n"
+        f"translate: {translate}\n"
         f"report: python -m seq2seq_lab.report {run_dir}\n"
     )
+    # the translate command, pasted, translates that sentence
+    pasted = translate.replace("python", shlex.quote(sys.executable), 1)
+    done = subprocess.run(pasted, shell=True, cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0 and len(done.stdout.splitlines()) == 1, done.stderr[-2000:]
 
 
 def test_ctrl_c_prints_the_command_that_resumes_the_run(tmp_path, cache_dir):
@@ -117,3 +125,24 @@ def test_an_optuna_search_prints_its_trials_not_its_libraries(tmp_path, cache_di
     assert "setup plugin" not in proc.stdout  # nor its database layer's plugins
     assert "Best parameters:" in proc.stdout
     assert proc.stdout.endswith(f"report: python -m seq2seq_lab.report {sweep}\n")
+
+
+def test_print_config_prints_every_setting_resolved_before_the_run(tmp_path, cache_dir):
+    import yaml
+
+    from seq2seq_lab.console import RESOLVED
+    from seq2seq_lab.record.portable_paths import portable_record
+
+    run_dir = tmp_path / "run"
+    proc = run_cli("train", "scale=smoke", "threads=1", "trainer.max_steps=3", "print_config=true",
+                   f"hydra.run.dir={run_dir}", f"paths.cache_dir={cache_dir}")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    start = lines.index(RESOLVED) + 1
+    end = lines.index("", start)
+    printed = yaml.safe_load("\n".join(lines[start:end]))
+    recorded = json.loads((run_dir / "results.json").read_text())["config"]
+    # results.json records the same config with the run's own paths made portable
+    portable = portable_record({"config": printed, "run_dir": str(run_dir)}, run_dir)["config"]
+    assert portable == recorded and printed["trainer"]["max_steps"] == 3
+    assert printed["paths"]["output_dir"] == str(run_dir)  # resolved, not ${hydra:...}

@@ -54,7 +54,10 @@ def bad_checkpoints(trained: Path, where: Path) -> dict[str, tuple[Path, str]]:
         "missing": (where / "nope.ckpt", "no such checkpoint file"),
         "directory": (where, "a directory"),
         "truncated": (truncated, "not a readable checkpoint (truncated"),
-        "not-torch": (text, "not a readable checkpoint (truncated, or not written by torch"),
+        "not-torch": (
+            text,
+            "not a readable checkpoint (a text file, not one torch.save wrote: it begins 'hello')",
+        ),
         "python-objects": (pickled, "holds Python objects other than tensors"),
         "foreign": (foreign, "not a seq2seq-lab training checkpoint"),
         "weights-only": (weights_only, "holds weights only, no training state"),
@@ -255,3 +258,47 @@ def test_eval_finds_a_relative_data_root_from_another_directory(tmp_path, cache_
         assert not list(directory.glob("sources.*")) + list(directory.glob("references.*"))
         lines = (launch / "corpus" / f"{split}.en").read_text(encoding="utf-8").splitlines()
         assert read_test_lines(directory, "references", split) == lines
+
+
+# ------------------------------------------------- refused before Hydra makes a run directory
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["optim.lr=-0.001"],
+         "optim.lr=-0.001: torch.optim.Adam refuses it (Invalid learning rate: -0.001)"),
+        (["data=multi30k"],
+         "data.root is not set: data=multi30k reads {{root}}/{{split}}.{{lang}} files; pass "
+         "data.root=DIR (e.g. data.root=../shared/data/multi30k) or data.download=true"),
+        (["data=multi30k", "data.root={tmp}/nowhere"],
+         "missing file {tmp}/nowhere/train.de and 5 more: data=multi30k expects "
+         "{tmp}/nowhere/{{train,val,test2016}}.{{de,en}} (or pass data.download=true)"),
+        pytest.param(
+            ["trainer=ddp"],
+            "trainer=ddp: trainer.accelerator=gpu needs a GPU and torch finds none here; on a "
+            "CPU write trainer=cpu (or leave trainer=default: accelerator auto)",
+            marks=pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is here"),
+        ),
+    ],
+)  # fmt: skip
+def test_train_inputs_are_refused_before_the_run_directory(args, message, tmp_path):
+    run_dir = tmp_path / "run"
+    proc = run_cli("train", "scale=smoke", *(a.format(tmp=tmp_path) for a in args),
+                   f"hydra.run.dir={run_dir}")  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert proc.stderr.splitlines() == [f"error: {message.format(tmp=tmp_path)}"]
+    assert proc.stdout == ""  # no "report:" line for a run that never was
+    assert not run_dir.exists()
+
+
+@pytest.mark.parametrize("entry", ["eval", "translate"])
+@pytest.mark.parametrize(
+    "ckpt,message",
+    [("nope.ckpt", "no such checkpoint file"), ("notes.txt", "not a readable checkpoint")],
+)
+def test_eval_and_translate_refuse_a_checkpoint_before_any_output(entry, ckpt, message, tmp_path):
+    (tmp_path / "notes.txt").write_text("hello\n")
+    proc = run_cli(entry, f"ckpt_path={tmp_path / ckpt}", cwd=tmp_path)
+    assert proc.returncode == 2
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"error: ckpt_path={tmp_path / ckpt}: {message}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]  # no outputs/eval/...

@@ -19,10 +19,12 @@ from seq2seq_lab.record.interruptions import Interrupted, SignalRecorder
 TESTS = Path(__file__).resolve().parent
 
 
-def _train_until_signalled(tmp_path: Path, cache_dir: Path, signum: int):
+def _train_until_signalled(tmp_path: Path, cache_dir: Path, signum: int, *sweep: str):
     """Start a training run that would go on for 100k steps, send ``signum`` once its first
-    step is done, and return the finished process and its run directory."""
+    step is done, and return the finished process and its run directory. ``sweep``: the
+    arguments of a sweep (``-m seed=1,2 hydra.sweep.dir=DIR``) instead of one run."""
     run_dir, started = tmp_path / "run", tmp_path / "started"
+    directory = list(sweep) or [f"hydra.run.dir={run_dir}"]
     env = {
         **os.environ,
         "WANDB_MODE": "offline",
@@ -37,7 +39,7 @@ def _train_until_signalled(tmp_path: Path, cache_dir: Path, signum: int):
             "threads=1",
             "+callbacks.started._target_=signal_probe.StartedMarker",
             f"+callbacks.started.path={started}",
-            f"hydra.run.dir={run_dir}",
+            *directory,
             f"paths.cache_dir={cache_dir}",
         ],
         cwd=REPO,
@@ -71,6 +73,26 @@ def test_a_signalled_run_is_recorded_as_interrupted(signum, tmp_path, cache_dir)
     assert results["status_reason"] == f"interrupted by {name}"
     assert f"interrupted by {name}" in stderr.splitlines()[-1]
     assert "Traceback" not in stderr
+
+
+@pytest.mark.slow
+def test_an_interrupted_sweep_says_where_it_is_and_how_to_go_on(tmp_path, cache_dir):
+    sweep = tmp_path / "sweep"
+    proc, stderr, _ = _train_until_signalled(
+        tmp_path, cache_dir, signal.SIGINT, "-m", "seed=1,2", f"hydra.sweep.dir={sweep}"
+    )
+    assert proc.returncode == 128 + signal.SIGINT, stderr[-3000:]
+    lines = stderr.splitlines()
+    assert lines[-2] == f"sweep: {sweep} (interrupted)"
+    resume = lines[-1].removeprefix("resume: ")
+    assert resume.startswith("python -m seq2seq_lab.train -m ") and "seed=1,2" in resume
+    assert resume.endswith(f"hydra.sweep.dir={sweep} resume=true")
+    assert json.loads((sweep / "0" / "results.json").read_text())["status"] == "interrupted"
+    # the same sweep again without resume=true is refused, naming resume=true
+    again = subprocess.run([sys.executable, "-m", "seq2seq_lab.train", "-m", "seed=1,2",
+                            "scale=smoke", f"hydra.sweep.dir={sweep}"], cwd=REPO,
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert again.returncode == 2 and "add resume=true to go on with that sweep" in again.stderr
 
 
 def test_sigterm_outside_the_trainer_interrupts_at_once():

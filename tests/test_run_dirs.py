@@ -134,7 +134,8 @@ def test_a_sweep_refuses_a_directory_that_holds_a_sweep(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
         f"error: sweep directory {sweep_dir} already holds a sweep (multirun.yaml, 0/): "
-        "give a new hydra.sweep.dir"
+        "give a new hydra.sweep.dir, or add resume=true to go on with that sweep (its "
+        "finished jobs kept, an unfinished one continued from its last.ckpt)"
     )
     assert snapshot(sweep_dir) == before
 

@@ -5,6 +5,8 @@ split (data.first_pairs), the generated tasks are drawn at their smoke size inst
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from conftest import REPO, compose_config, run_cli, tiny_overrides
@@ -15,12 +17,12 @@ MULTI30K = REPO.parent / "shared" / "data" / "multi30k"  # ../shared/data/multi3
 FIRST_PAIRS = {"train": 160, "val": 12, "test": 12}  # conf/scale/smoke.yaml
 
 
-@pytest.mark.skipif(not MULTI30K.is_dir(), reason="no shared Multi30k copy")
-def test_smoke_on_multi30k_trains_on_the_first_pairs_of_each_split(tmp_path, cache_dir):
-    run_dir = tmp_path / "run"
+def _smoke_on_multi30k(run_dir: Path, cache_dir: Path, checkout: Path = REPO) -> None:
+    """Train at the smoke scale on ``../shared/data/multi30k`` beside ``checkout``."""
     proc = run_cli("train", *tiny_overrides("bahdanau", "data=multi30k",
                    "data.root=../shared/data/multi30k", "threads=1"),
-                   f"paths.cache_dir={cache_dir}", f"hydra.run.dir={run_dir}")  # fmt: skip
+                   f"paths.cache_dir={cache_dir}", f"hydra.run.dir={run_dir}",
+                   cwd=checkout)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     record = json.loads((run_dir / "results.json").read_text())
     assert record["status"] == "completed"
@@ -33,6 +35,23 @@ def test_smoke_on_multi30k_trains_on_the_first_pairs_of_each_split(tmp_path, cac
         "references": ("../shared/data/multi30k/test2016.en", 0, 12),
     }  # fmt: skip
     assert record["test"]["sentences"] == 12
+
+
+@pytest.mark.skipif(not MULTI30K.is_dir(), reason="no shared Multi30k copy")
+def test_smoke_on_multi30k_trains_on_the_first_pairs_of_each_split(tmp_path, cache_dir):
+    _smoke_on_multi30k(tmp_path / "run", cache_dir)
+
+
+@pytest.mark.skipif(not MULTI30K.is_dir(), reason="no shared Multi30k copy")
+def test_a_shared_folder_that_is_a_link_is_named_through_the_link(tmp_path, cache_dir, monkeypatch):
+    """A clone whose ``../shared`` is a symbolic link to the data elsewhere records the test
+    set as ``../shared/...`` (the path through the link), not a copy of its lines."""
+    checkout = tmp_path / "clone"
+    for part in ("src", "conf"):
+        shutil.copytree(REPO / part, checkout / part)
+    (tmp_path / "shared").symlink_to(MULTI30K.parents[1].resolve(), target_is_directory=True)
+    monkeypatch.setenv("PYTHONPATH", str(checkout / "src"))  # the clone's code, not REPO's
+    _smoke_on_multi30k(tmp_path / "run", cache_dir, checkout=checkout)
 
 
 def test_smoke_with_a_wrong_data_root_says_which_file_is_missing(tmp_path, cache_dir):

@@ -76,3 +76,35 @@ def test_more_best_than_the_beam_keeps_is_one_line(ckpt):
         "error: n_best=3: expected 1 to decoding.beam_size=2 (the beam keeps that many "
         "hypotheses; for more, set decoding.beam_size=3)\n"
     )
+
+
+def test_an_empty_line_is_answered_with_an_empty_line(ckpt):
+    proc = run_cli("translate", f"ckpt_path={ckpt}", stdin="a b c\n\n   \nd e\n")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.split("\n")
+    assert len(lines) == 5 and lines[1:3] == ["", ""] and lines[0] and lines[3]
+
+
+def test_at_a_terminal_translate_says_what_to_do_and_prompts(ckpt):
+    import pty
+
+    from seq2seq_lab.pipeline.translation import PROMPT, PROMPT_INTRO
+
+    terminal, typed_into = pty.openpty()  # stdin a terminal, as when a user types
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "seq2seq_lab.translate", f"ckpt_path={ckpt}"],
+        cwd=REPO, stdin=typed_into, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    os.close(typed_into)
+    try:
+        os.write(terminal, b"a b c\n")
+        answer = _read_line(proc.stdout, 120)
+        os.write(terminal, b"\x04")  # Ctrl-D
+        assert proc.wait(timeout=60) == 0
+        stderr = proc.stderr.read()
+    finally:
+        proc.kill()
+        os.close(terminal)
+    assert answer.strip() and proc.stdout.read() == ""  # the output: translations only
+    assert stderr == f"{PROMPT_INTRO}\n{PROMPT}{PROMPT}\n"

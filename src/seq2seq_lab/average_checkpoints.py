@@ -11,6 +11,11 @@ single point. Integer buffers (counters) are taken from the last checkpoint.
         RUN/snapshots/minute-040.ckpt --out RUN/averaged.ckpt
     python -m seq2seq_lab.eval ckpt_path=RUN/averaged.ckpt
 
+or, as fairseq's ``--num-update-checkpoints N``, the N latest updates a run kept
+(``callbacks.last_checkpoint.keep_last``: ``RUN/checkpoints/step-<update>.ckpt``)::
+
+    python -m seq2seq_lab.average_checkpoints RUN --last 5 --out RUN/averaged.ckpt
+
 The output holds the model, its hyper-parameters and the tokenizers, not the optimiser: it is
 for evaluation and translation, not for resuming.
 """
@@ -74,23 +79,59 @@ def average_checkpoints(paths: Sequence[str | Path]) -> dict[str, Any]:
     }
 
 
+KEPT = "step-*.ckpt"  # the updates a run keeps (seq2seq_lab/callbacks/last_checkpoint.py)
+
+
+def last_checkpoints(run_dir: str | Path, n: int) -> list[Path]:
+    """The ``n`` latest ``step-<update>.ckpt`` of ``run_dir`` (a run directory or its
+    ``checkpoints/``), oldest first; a one-line CheckpointError where it keeps fewer."""
+    folder = Path(run_dir)
+    if (folder / "checkpoints").is_dir():
+        folder = folder / "checkpoints"
+    if not folder.is_dir():
+        raise CheckpointError(f"{run_dir}: no such run directory")
+    if n < 1:
+        raise CheckpointError(f"--last {n}: expected a number of checkpoints >= 1")
+    kept = sorted(folder.glob(KEPT))  # step-<update> is zero-padded: sorted by update
+    if len(kept) < n:
+        raise CheckpointError(
+            f"--last {n}: {folder} keeps {len(kept)} checkpoints ({KEPT}); train with "
+            f"callbacks.last_checkpoint.keep_last={n} to keep {n}"
+        )
+    return kept[-n:]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m seq2seq_lab.average_checkpoints",
         description="Average the weights of checkpoints of one run into a new checkpoint.",
     )
-    parser.add_argument("checkpoints", nargs="+", help="checkpoints of one run")
+    parser.add_argument(
+        "checkpoints", nargs="+", help="checkpoints of one run; with --last, its directory"
+    )
+    parser.add_argument(
+        "--last",
+        type=int,
+        metavar="N",
+        help=f"average the N latest checkpoints the run directory keeps ({KEPT}, "
+        "callbacks.last_checkpoint.keep_last), as fairseq's --num-update-checkpoints",
+    )
     parser.add_argument("--out", required=True, help="where to write the averaged checkpoint")
     args = parser.parse_args(argv)
+    if args.last is not None and len(args.checkpoints) != 1:
+        parser.error("--last N takes one run directory, e.g. RUN --last 5")
     try:
-        averaged = average_checkpoints(args.checkpoints)
+        paths = None if args.last is None else last_checkpoints(args.checkpoints[0], args.last)
+        averaged = average_checkpoints(paths or args.checkpoints)
     except CheckpointError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(averaged, out)
-    print(f"averaged {len(args.checkpoints)} checkpoints -> {out}")
+    names = ", ".join(Path(p).name for p in paths) if paths else ""
+    print(f"averaged {len(averaged['averaged_from'])} checkpoints{f' ({names})' if names else ''}"
+          f" -> {out}")  # fmt: skip
     return 0
 
 

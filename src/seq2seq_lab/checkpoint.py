@@ -126,6 +126,9 @@ def _why_unreadable(error: Exception, path: Path) -> str:
             "it holds Python objects other than tensors and plain containers, which are not "
             "loaded: a seq2seq-lab checkpoint holds none"
         )
+    text = _text_start(path)
+    if text is not None:  # a notes file or a config passed by mistake: not "truncated"
+        return f"a text file, not one torch.save wrote: it begins {text!r}"
     lines = str(error).strip().splitlines()
     first = lines[0].split(". ")[0].rstrip(".") if lines else ""
     detail = f"{type(error).__name__}: {first}" if first else type(error).__name__
@@ -136,6 +139,22 @@ def _why_unreadable(error: Exception, path: Path) -> str:
         else "truncated, or not written by torch.save"
     )
     return f"{what}: {detail}"
+
+
+def _text_start(path: Path, size: int = 4096) -> str | None:
+    """The first line of ``path`` (cut to 40 characters) where its first ``size`` bytes are
+    text (UTF-8, no NUL byte; a checkpoint is a zip archive or a binary pickle), else None."""
+    with path.open("rb") as file:
+        head = file.read(size)
+    if not head or b"\0" in head:
+        return None
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.start < len(head) - 3:  # not merely a character cut at the block's end
+            return None
+        text = head[: error.start].decode("utf-8")
+    return text.strip().splitlines()[0][:40] if text.strip() else None
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ checks, in order:
 1. Hydra's flags and the override grammar, override by override;
 2. each group override (``model=...``): an option of the group (its ``_`` bases are not), one
    option per run (a list ``model=[a,b]`` merges configs; a sweep ``model=a,b`` needs ``-m``);
-3. where the command line sets keys: the config composed from the group overrides (of a
-   sweep: its first job), then each key override applied to it one by one, as Hydra applies
-   them: the key exists (``k=v``), does not (``+k=v``), a number or boolean keeps its
-   default's type; and for a run (not ``--cfg``/``--info``), the Trainer's limits
-   (trainer_settings.py). Only keys can break those (group options are ours), so a command
-   line that only chooses options is not composed twice.
+3. the config composed from the group overrides (of a sweep: its first job), then each key
+   override applied to it one by one, as Hydra applies them: the key exists (``k=v``), does
+   not (``+k=v``), a number or boolean keeps its default's type, a section is not given one
+   value; and for a run (not ``--cfg``/``--info``), the Trainer's limits
+   (trainer_settings.py). The composed config is returned: the inputs it names are checked
+   next (preflight.py: ``check_before_the_run``), still before Hydra makes a directory.
 
 A config that sets a sweep grid (``experiment=e2_reversal``) run without ``-m`` trains one job
 of it: :func:`skipped_grid` is the warning that says so, given when the job starts (cli.py).
@@ -25,6 +25,7 @@ of it: :func:`skipped_grid` is the warning that says so, given when the job star
 from __future__ import annotations
 
 import difflib
+import re
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,26 +50,34 @@ INTERNAL = "_"  # a config named _<name> is a base others inherit, never an opti
 _ABSENT = object()
 
 
-def check_command_line(config_name: str, argv: list[str]) -> None:
+def check_command_line(config_name: str, argv: list[str]) -> DictConfig | None:
     """Raise ConfigError (one line) for the first mistake in ``python -m
-    seq2seq_lab.<config_name> ARGV``. The config is composed only for a command line that
-    sets keys (``k=v``, ``+k=v``, ``~k``); group choices are checked against the groups'
-    listings."""
+    seq2seq_lab.<config_name> ARGV``. Returns the config the command runs (of a sweep: its
+    first job), for the checks of its inputs (preflight.py), or None where it runs nothing
+    (``--help``, ``--cfg``, ``--info``) or another config than the entry point's."""
     args = _parse_flags(argv)
-    if args.help or args.hydra_help or args.shell_completion or not args.overrides:
-        return
+    if args.help or args.hydra_help or args.shell_completion:
+        return None
     if args.config_name or args.config_path or args.config_dir or args.experimental_rerun:
-        return  # another config than the entry point's: Hydra's own checks
+        return None  # another config than the entry point's: Hydra's own checks
     overrides = _parse_overrides(args.overrides)
     command = f"python -m seq2seq_lab.{config_name}"
+    runs = not (args.cfg or args.info)
     with initialize_config_dir(CONF_DIR, version_base="1.3", job_name=config_name):
         loader = GlobalHydra.instance().config_loader()
         groups = [o for o in overrides if _is_group(loader, o)]
         for override in groups:
             _check_group_override(loader, override, args.multirun, command, argv)
         keys = [o for o in overrides if o not in groups]
-        if not keys and not any(o.is_delete() for o in groups):
-            return
+        for override in keys:
+            group = _group_meant(loader, override)
+            if group:
+                raise ConfigError(
+                    f"{override.input_line}: no such key or group; did you mean "
+                    f"{group}={override.input_line.partition('=')[2]}?"
+                )
+        if not runs and not keys and not any(o.is_delete() for o in groups):
+            return None  # only options chosen, each checked: Hydra prints the config
         if not args.multirun:
             for override in keys:
                 if override.is_sweep_override():
@@ -76,8 +85,39 @@ def check_command_line(config_name: str, argv: list[str]) -> None:
         cfg = _compose(config_name, [_first_job(o) for o in groups])
         for override in keys:
             _apply(cfg, override)
-    if not (args.cfg or args.info) and "trainer" in cfg:
+    if not runs:
+        return None
+    if "trainer" in cfg:
         check_trainer(cfg.trainer)
+    return cfg
+
+
+def flags_first(argv: list[str]) -> list[str]:
+    """``argv`` with Hydra's flags (and their values) before the overrides, the order Hydra's
+    parser needs: ``threads=1 -m experiment=e2_reversal`` would otherwise be refused as
+    "unrecognized arguments: experiment=e2_reversal", blaming a valid override. The
+    overrides keep their order."""
+    actions = get_args_parser()._option_string_actions
+    flags: list[str] = []
+    overrides: list[str] = []
+    bare: list[str] = []  # a flag without its value: last, or it would take an override
+    tokens = iter(argv)
+    for token in tokens:
+        action = actions.get(token.partition("=")[0]) if token.startswith("-") else None
+        if action is None:
+            overrides.append(token)
+            continue
+        if "=" in token or action.nargs == 0:
+            flags.append(token)
+            continue
+        value = next(tokens, None)  # --cfg job, --info all (optional), -cn NAME
+        if value is None or "=" in value or value.startswith("-"):
+            bare.append(token)  # --info followed by an override (or nothing): no value
+            if value is not None:
+                overrides.append(value)
+        else:
+            flags.extend([token] if value is None else [token, value])
+    return flags + overrides + bare
 
 
 def _parse_flags(argv: list[str]) -> Any:
@@ -127,6 +167,19 @@ def _is_group(loader: Any, override: Override) -> bool:
     value sets keys, as in Hydra."""
     parent, _, name = override.key_or_group.rpartition("/")
     return not isinstance(override.value(), dict) and name in loader.list_groups(parent)
+
+
+def _group_meant(loader: Any, override: Override) -> str | None:
+    """The group a mistyped top-level key names (``modle=luong`` -> ``model``): a group
+    whose name is like the key and which has the value as an option. None where the key
+    exists as a group, holds a dot, or no such group is near."""
+    key = override.key_or_group
+    value = override.value()
+    if "." in key or "/" in key or not isinstance(value, str) or override.is_delete():
+        return None
+    groups = [g for g in loader.list_groups("") if value in _options(loader, g)]
+    near = difflib.get_close_matches(key, groups, n=1, cutoff=0.6)
+    return near[0] if near and key not in loader.list_groups("") else None
 
 
 def _options(loader: Any, group: str) -> list[str]:
@@ -228,6 +281,10 @@ def _compose(config_name: str, lines: list[str]) -> DictConfig:
         options = [o for o in error.options or [] if not o.startswith(INTERNAL)]
         raise ConfigError(_unknown_option(group, name, options)) from None
     except (HydraException, OmegaConfBaseException) as error:
+        unchosen = re.match(r"Could not override '([^']+)'\. No match in the defaults", str(error))
+        chosen = [line for line in lines if unchosen and line.startswith(f"{unchosen[1]}=")]
+        if chosen:
+            raise ConfigError(_keys_not_option(config_name, chosen[0])) from None
         removed = [line for line in lines if line.startswith("~")]
         if removed:  # the other configs name the group removed (``${model}_${scale}``)
             raise ConfigError(
@@ -235,6 +292,20 @@ def _compose(config_name: str, lines: list[str]) -> DictConfig:
                 "expected another option of it instead"
             ) from None
         raise ConfigError(f"{' '.join(lines)}: {_first_line(error)}") from None
+
+
+def _keys_not_option(config_name: str, line: str) -> str:
+    """``decoding=greedy`` given to an entry point whose config has keys under ``decoding``
+    but no option of the group to choose (translate, eval): the keys the option sets, to
+    write instead (``decoding.beam_size=1``)."""
+    group, _, name = line.partition("=")
+    path = Path(CONF_DIR) / group / f"{name}.yaml"
+    message = f"{line}: {config_name} chooses no {group} option"
+    if not path.is_file():
+        return f"{message}; set its keys instead ({group}.<key>=value)"
+    option = OmegaConf.to_container(OmegaConf.load(path))
+    keys = [f"{group}.{k}={v}" for k, v in option.items() if k != "defaults"]
+    return f"{message}; set its keys instead: {group}={name} sets {' '.join(keys)}"
 
 
 def _apply(cfg: DictConfig, override: Override) -> None:
@@ -254,6 +325,11 @@ def _apply(cfg: DictConfig, override: Override) -> None:
     if not (override.is_delete() or override.is_add()) and _is_scalar_default(cfg, key):
         for value in _values(override) or []:
             _check_type(key, raw, current, value)
+    if isinstance(current, DictConfig) and not override.is_delete():
+        values = _values(override) or []
+        # null empties a section (callbacks.early_stopping=null), ${...} may name another
+        if any(not (v is None or isinstance(v, dict) or "${" in str(v)) for v in values):
+            raise ConfigError(_section_given_a_value(cfg, override))
     line = _first_job(override)
     if not line:
         return
@@ -279,8 +355,8 @@ def _value(cfg: DictConfig, key: str) -> Any:
 def _unknown_key(cfg: DictConfig, override: Override) -> str:
     """``key=value: no such key``, with the nearest existing key: the same name elsewhere
     (``max_steps`` -> ``trainer.max_steps``; the first in the config where several have it),
-    else a sibling like it (``model.dropuot`` -> ``model.dropout``), else a name like it
-    elsewhere."""
+    else a sibling like it (``model.dropuot`` -> ``model.dropout``) or abbreviating it
+    (``checkpoint`` -> ``ckpt_path``), else a name like it elsewhere."""
     key = override.key_or_group
     what = f"{override.input_line}: no such key"
     if override.is_delete():
@@ -291,12 +367,58 @@ def _unknown_key(cfg: DictConfig, override: Override) -> str:
     node = OmegaConf.select(cfg, parent, default=None) if parent else cfg
     keys = node.keys() if isinstance(node, DictConfig) else []
     siblings = {str(k): f"{parent}.{k}" if parent else str(k) for k in keys}
-    for names, cutoff in ((paths, 1.0), (siblings, 0.6), (paths, 0.8)):
-        near = difflib.get_close_matches(leaf, list(names), n=1, cutoff=cutoff)
+    for names, cutoff in ((paths, 1.0), (siblings, 0.6), (siblings, None), (paths, 0.8)):
+        if cutoff is None:  # a sibling's abbreviated name (checkpoint -> ckpt_path)
+            near = [name for name in names if _abbreviates(name, leaf)][:1]
+        else:
+            near = difflib.get_close_matches(leaf, list(names), n=1, cutoff=cutoff)
         if near:
             return f"{what}; did you mean {names[near[0]]}?"
     add = "" if override.is_delete() else f"; to add it, write +{override.input_line}"
     return f"{what} under {parent or 'the top level'}{add}"
+
+
+def _section_given_a_value(cfg: DictConfig, override: Override) -> str:
+    """``updates=500`` where ``updates`` is a section (one budget per scale): it would replace
+    the section, and every key that reads one of its entries (``trainer.max_steps:
+    ${updates.synthetic}``) would then fail after the run started. Names the entry the
+    composed config reads and the key reading it, e.g. ``updates.synthetic=500`` or
+    ``trainer.max_steps=500``."""
+    key = override.key_or_group
+    raw = override.input_line.partition("=")[2]
+    section = OmegaConf.select(cfg, key)
+    entries = ", ".join(str(k) for k in section.keys())
+    message = f"{override.input_line}: {key} is a section ({entries}), not one value"
+    readers = [(path, ref) for path, ref in _references(cfg) if ref.startswith(f"{key}.")]
+    if not readers:  # nothing reads an entry of it in this config (scale=smoke sets max_steps)
+        return f"{message}; expected {key}.<entry>={raw}, e.g. {key}.{next(iter(section))}={raw}"
+    path, reference = readers[0]
+    return f"{message}; {path} reads {reference} here: write {reference}={raw} or {path}={raw}"
+
+
+def _references(cfg: DictConfig) -> Iterator[tuple[str, str]]:
+    """(key path, referenced key) of every value outside ``hydra`` that is exactly one plain
+    interpolation (``trainer.max_steps: ${updates.synthetic}``)."""
+    for path in _paths(cfg):
+        parent, _, leaf = path.rpartition(".")
+        container = OmegaConf.select(cfg, parent) if parent else cfg
+        if path.startswith("hydra.") or not isinstance(container, DictConfig):
+            continue
+        if OmegaConf.is_interpolation(container, leaf):
+            text = str(container._get_node(leaf)._value())
+            inner = text[2:-1]
+            if text == f"${{{inner}}}" and not any(c in inner for c in "${}:"):
+                yield path, inner
+
+
+def _abbreviates(name: str, word: str) -> bool:
+    """``name``'s first part is an abbreviation of ``word`` (``ckpt_path`` of
+    ``checkpoint``): at least three letters, the same first one, the others in order."""
+    short = name.split("_")[0]
+    if len(short) < 3 or len(short) >= len(word) or short[0] != word[0]:
+        return False
+    rest = iter(word[1:])
+    return all(letter in rest for letter in short[1:])
 
 
 def _paths(node: Any, prefix: str = "") -> Iterator[str]:

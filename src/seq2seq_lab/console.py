@@ -83,8 +83,21 @@ def run_header(results: dict[str, Any], precision: str) -> list[str]:
     ]
 
 
-def run_footer(run_dir: Path, results: dict[str, Any]) -> list[str]:
-    """Where the run's outputs are and what to run next, by how it ended."""
+RESOLVED = "resolved config (print_config=true):"
+
+
+def resolved_config(config: dict[str, Any]) -> str:
+    """Every setting of the run, interpolations resolved (``config``: the plain config
+    results.json records), as YAML under the line :data:`RESOLVED`, ended by an empty line."""
+    import yaml
+
+    return f"{RESOLVED}\n{yaml.safe_dump(config, sort_keys=False)}"
+
+
+def run_footer(run_dir: Path, results: dict[str, Any], example: str | None = None) -> list[str]:
+    """Where the run's outputs are and what to run next, by how it ended. ``example``: a
+    source sentence the model was tested on, for the translate command to echo (the built-in
+    task's sentences are in no file); without one the command echoes a placeholder."""
     status = results.get("status")
     test = results.get("test") or {}
     score = f", test BLEU {test['bleu']:.2f}" if "bleu" in test else ""
@@ -103,7 +116,8 @@ def run_footer(run_dir: Path, results: dict[str, Any]) -> list[str]:
     elif best.is_file():
         lines += [
             f"score: python -m seq2seq_lab.eval ckpt_path={best} data.split=test",
-            f"translate: echo '...' | python -m seq2seq_lab.translate ckpt_path={best}",
+            f"translate: echo {shlex.quote(example or '...')} | "
+            f"python -m seq2seq_lab.translate ckpt_path={best}",
         ]
     lines.append(f"report: python -m seq2seq_lab.report {run_dir}")
     return lines
@@ -124,3 +138,12 @@ class SweepConsole(Callback):
         jobs = len(list(sweep_dir.glob("*/results.json")))
         print(f"sweep: {sweep_dir} ({jobs} runs with a results.json)", flush=True)
         print(f"report: python -m seq2seq_lab.report {sweep_dir}", flush=True)
+
+
+def interrupted_sweep(sweep_dir: Path, command: str, argv: list[str]) -> list[str]:
+    """What a sweep stopped by a signal prints: its directory and the command that goes on
+    with it (``resume=true``: each finished job kept, an unfinished one continued from its
+    ``last.ckpt``, the others trained; seq2seq_lab/record/run_dir.py)."""
+    given = [a for a in argv if not a.startswith(("hydra.sweep.dir=", "resume="))]
+    resume = shlex.join([*command.split(), *given, f"hydra.sweep.dir={sweep_dir}", "resume=true"])
+    return [f"sweep: {sweep_dir} (interrupted)", f"resume: {resume}"]

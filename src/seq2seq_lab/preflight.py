@@ -18,13 +18,90 @@ from omegaconf import DictConfig
 from seq2seq_lab.analysis.decoding_study import StudySettings
 from seq2seq_lab.analysis.decoding_study_record import STUDY
 from seq2seq_lab.analysis.length_probe import PROBE
-from seq2seq_lab.checkpoint import ResumePoint, check_resume_point, family_of
-from seq2seq_lab.config import to_plain
+from seq2seq_lab.checkpoint import ResumePoint, check_resume_point, family_of, read_checkpoint
+from seq2seq_lab.config import instantiate, to_plain
 from seq2seq_lab.decoding import DecodingSettings
 from seq2seq_lab.decoding.settings import check_overrides
 from seq2seq_lab.errors import ConfigError
 from seq2seq_lab.trainer_settings import check_trainer
 from seq2seq_lab.training.divergence import DivergenceRule
+
+
+def check_before_the_run(entry: str, cfg: DictConfig, argv: list[str]) -> None:
+    """What ``python -m seq2seq_lab.<entry> ARGV`` would otherwise refuse only after Hydra made
+    its directory and the data was prepared, checked from the composed ``cfg`` (of a sweep:
+    its first job): for train the optimiser's values, the accelerator, the loggers' packages
+    and the data files; for
+    eval and translate their settings and the checkpoint file (readable, a seq2seq-lab
+    checkpoint). One line (UserError) naming the key."""
+    if entry == "train":
+        _check_optimizer(cfg)
+        _check_accelerator(cfg, argv)
+        _check_loggers(cfg)
+        if not cfg.get("resume"):  # a queue job may have nothing left to read
+            datamodule = instantiate(cfg.data, key="data")
+            datamodule.check_inputs()
+    elif entry in ("eval", "translate"):
+        (check_eval_inputs if entry == "eval" else check_translate_inputs)(cfg)
+        read_checkpoint(cfg.ckpt_path, mmap=True)  # a seq2seq-lab checkpoint, its tensors mapped
+
+
+def _check_optimizer(cfg: DictConfig) -> None:
+    """The optimiser built on one parameter: torch checks its values (``optim.lr=-0.001``)
+    in its constructor, which the run reaches only after preparing the data."""
+    import torch
+
+    try:
+        instantiate(cfg.optim, key="optim", params=[torch.nn.Parameter(torch.zeros(1))])
+    except ConfigError as error:
+        reason = str(error).partition(": ")[2]
+        for key, value in to_plain(cfg.optim).items():
+            if not key.startswith("_") and str(value) in reason.split():
+                raise ConfigError(
+                    f"optim.{key}={value}: {cfg.optim._target_} refuses it ({reason})"
+                ) from None
+        raise
+
+
+def _check_loggers(cfg: DictConfig) -> None:
+    """``logger=tensorboard`` where neither package Lightning's TensorBoardLogger writes
+    through is installed: Lightning refuses it when the logger is built, after the data."""
+    logger = cfg.get("logger") or {}
+    if "TensorBoardLogger" not in str((logger.get("tensorboard") or {}).get("_target_", "")):
+        return
+    from lightning.fabric.loggers.tensorboard import (
+        _TENSORBOARD_AVAILABLE,
+        _TENSORBOARDX_AVAILABLE,
+    )
+
+    if not (_TENSORBOARD_AVAILABLE or _TENSORBOARDX_AVAILABLE):
+        raise ConfigError(
+            "logger=tensorboard: the tensorboard package is not installed; "
+            "pip install -e '.[tensorboard]' (or choose logger=csv)"
+        )
+
+
+def _check_accelerator(cfg: DictConfig, argv: list[str]) -> None:
+    """``trainer.accelerator=gpu`` (trainer=gpu, trainer=ddp) on a machine whose torch finds no
+    GPU: Lightning refuses it when the Trainer is built, after the data is prepared."""
+    from lightning.pytorch.accelerators import CUDAAccelerator, MPSAccelerator
+
+    accelerator = cfg.trainer.get("accelerator")
+    if accelerator not in ("gpu", "cuda", "mps"):
+        return
+    usable = {
+        "gpu": CUDAAccelerator.is_available() or MPSAccelerator.is_available(),
+        "cuda": CUDAAccelerator.is_available(),
+        "mps": MPSAccelerator.is_available(),
+    }[accelerator]
+    if usable:
+        return
+    chosen = next((a for a in argv if a.startswith("trainer=")), "")
+    named = f"{chosen}: " if chosen else ""
+    raise ConfigError(
+        f"{named}trainer.accelerator={accelerator} needs a GPU and torch finds none here; "
+        "on a CPU write trainer=cpu (or leave trainer=default: accelerator auto)"
+    )
 
 
 def check_train_inputs(cfg: DictConfig) -> ResumePoint | None:

@@ -20,6 +20,7 @@ with :func:`tokenizers_from_checkpoint_state`.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import lightning as L
@@ -38,6 +39,7 @@ from seq2seq_lab.data.sources import SPLITS, PairSource, SourceContext, TextPair
 from seq2seq_lab.data.subset import check_limits, first_pairs
 from seq2seq_lab.data.tokenizers import Tokenizer, TokenizerTrainer, tokenizer_from_state
 from seq2seq_lab.errors import CheckpointError, ConfigError
+from seq2seq_lab.record.atomic import write_text
 
 log = logging.getLogger(__name__)
 
@@ -217,6 +219,11 @@ class TranslationDataModule(L.LightningDataModule):
 
     # ------------------------------------------------------------------------- Lightning hooks
 
+    def check_inputs(self) -> None:
+        """Raise a one-line UserError where the source lacks what this data module would read
+        (``data.root``, its files): before a run starts, nothing read."""
+        self.source.check(self.context, self._read_splits() + self.extra_test_splits)
+
     def prepare_data(self) -> None:
         """Download missing files and train (and cache) subword models: once, on rank 0."""
         self.source.prepare(self.context, self._read_splits())
@@ -331,6 +338,19 @@ class TranslationDataModule(L.LightningDataModule):
     @property
     def tgt_vocab_size(self) -> int:
         return self.tgt_tokenizer.vocab_size
+
+    def write_vocabularies(self, folder: Path) -> list[Path]:
+        """``vocab.<lang>.txt`` of each side in ``folder``, one token a line in id order (line
+        n holds id n - 1, the specials first), for a reader of the run; the checkpoint holds
+        the tokenizers themselves. Returns the files written."""
+        written = []
+        for lang, tokenizer in ((self.src_lang, self.src_tokenizer),
+                                (self.tgt_lang, self.tgt_tokenizer)):  # fmt: skip
+            path = Path(folder) / f"vocab.{lang}.txt"
+            tokens = tokenizer.tokens(range(tokenizer.vocab_size))
+            write_text(path, "".join(token + "\n" for token in tokens))
+            written.append(path)
+        return written
 
     @property
     def shared_vocab(self) -> bool:

@@ -64,6 +64,13 @@ class PairSource(ABC):
         """The raw text of each of ``splits`` (names from :data:`SPLITS`), in corpus order;
         the others are not read (``data.test_from_train_lines`` takes test from train)."""
 
+    def check(  # noqa: B027 (optional hook)
+        self, context: SourceContext, splits: Sequence[str] = SPLITS
+    ) -> None:
+        """Raise a one-line UserError where ``load`` of ``splits`` would fail for want of its
+        inputs (a directory not set, files missing): checked before a run starts, without
+        reading the data. Default: nothing to check."""
+
     def describe(self) -> str:
         return self.name
 
@@ -172,9 +179,14 @@ class ParallelTextSource(PairSource):
             raise DataError(f"{url}: sha256 differs from the expected {expected}; not saved")
         write_bytes(path, data)
 
-    def load(self, context: SourceContext, splits: Sequence[str] = SPLITS) -> dict[str, TextPairs]:
-        paths = self.paths(context, splits)
-        missing = [str(p) for p in paths.values() if not p.is_file()]
+    def check(self, context: SourceContext, splits: Sequence[str] = SPLITS) -> None:
+        """``data.root`` set (or a download to make) and, unless ``data.download=true`` fetches
+        them, every file of ``splits`` there."""
+        if not context.download:
+            self._check_files(context, splits)
+
+    def _check_files(self, context: SourceContext, splits: Sequence[str]) -> None:
+        missing = [str(p) for p in self.paths(context, splits).values() if not p.is_file()]
         if missing:
             hint = " (or pass data.download=true)" if self.download_url else ""
             raise DataError(
@@ -182,6 +194,10 @@ class ParallelTextSource(PairSource):
                 + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
                 + f": data={self.name} expects {self._expected(context, splits)}{hint}"
             )
+
+    def load(self, context: SourceContext, splits: Sequence[str] = SPLITS) -> dict[str, TextPairs]:
+        self._check_files(context, splits)  # after prepare() fetched what it could
+        paths = self.paths(context, splits)
         out: dict[str, TextPairs] = {}
         for split in splits:
             src_path, tgt_path = paths[split, context.src_lang], paths[split, context.tgt_lang]

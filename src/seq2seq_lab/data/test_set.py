@@ -87,9 +87,15 @@ def entry(path: str | Path, start: int, lines: Sequence[str]) -> dict[str, Any] 
     """The record of ``lines``, scored as the lines ``start``... of the file ``path``, or None
     where the record could not stand for them: the file is not named by a path relative to
     the repository (in it or beside it) or its lines there are not exactly ``lines``."""
-    file = Path(path).resolve()
+    # Absolute but with its symbolic links kept: ``../shared`` may be a link to the data
+    # elsewhere, and the path through the link is the one a clone beside it can follow.
+    file = Path(os.path.abspath(path))
     recorded = portable_paths.portable_path(str(file), repository=_repository())
-    if os.path.isabs(recorded) or recorded.startswith("$") or _resolve(recorded).resolve() != file:
+    if (
+        os.path.isabs(recorded)
+        or recorded.startswith("$")
+        or _resolve(recorded).resolve() != file.resolve()
+    ):
         return None  # outside the checkout's folder: no path a clone could follow
     if not file.is_file() or read_lines(file)[start : start + len(lines)] != list(lines):
         return None

@@ -81,13 +81,24 @@ def translate_lines(
     """Translate raw source sentences in order, ``batch_size`` sentences per decoder call.
 
     A line longer than :func:`source_limit` is cut to its first tokens (and listed in
-    ``truncated``) rather than failing the whole input. Each sentence's output does not depend
+    ``truncated``) rather than failing the whole input; an empty (or blank) line is answered
+    with an empty one, score 0, without decoding. Each sentence's output does not depend
     on ``batch_size`` or on its neighbours (tests/test_batch_invariance.py).
     """
     from seq2seq_lab.data.batching import source_batch
 
     if batch_size < 1:
         raise ConfigError(f"batch_size={batch_size}: expected a positive number")
+    blank = [i for i, line in enumerate(lines) if not line.strip()]
+    if blank:  # nothing to translate: an empty line, not whatever the decoder makes of none
+        kept = [i for i in range(len(lines)) if i not in set(blank)]
+        some = translate_lines(module, datamodule, [lines[i] for i in kept], decoding, batch_size)
+        result = Translations([""] * len(lines), [[] for _ in lines], [0.0] * len(lines), [],
+                              [[(0.0, "")] for _ in lines])  # fmt: skip
+        for j, i in enumerate(kept):
+            result.lines[i], result.tokens[i] = some.lines[j], some.tokens[j]
+            result.scores[i], result.n_best[i] = some.scores[j], some.n_best[j]
+        return result._replace(truncated=[kept[j] for j in some.truncated])
     network = module.network
     device = next(module.parameters()).device
     limit = source_limit(network, decoding)

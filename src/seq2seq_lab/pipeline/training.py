@@ -25,7 +25,7 @@ from seq2seq_lab.analysis.alignment_record import ALIGNMENT, alignment_record
 from seq2seq_lab.analysis.decoding_study_record import STUDY
 from seq2seq_lab.analysis.length_probe import PROBE, length_probe
 from seq2seq_lab.config import instantiate, to_plain
-from seq2seq_lab.console import quiet_third_party, run_footer, run_header
+from seq2seq_lab.console import quiet_third_party, resolved_config, run_footer, run_header
 from seq2seq_lab.loggers.wandb_identity import run_identity
 from seq2seq_lab.loggers.wandb_logger import finish_wandb
 from seq2seq_lab.loggers.wandb_record import log_hypotheses
@@ -157,8 +157,11 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         "config": config,
     }
     signals = SignalRecorder().install()
+    example = None  # a test source sentence, for the footer's translate command
     try:
         resume = check_train_inputs(cfg)  # before any work: bad input fails in a second
+        if cfg.get("print_config") and is_rank_zero():
+            print(resolved_config(results["config"]), flush=True)
         set_threads(cfg)
         results["hardware"]["torch_threads"] = torch.get_num_threads()
         L.seed_everything(cfg.seed, workers=True, verbose=False)
@@ -166,6 +169,8 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         datamodule.prepare_data()
         datamodule.setup("fit")
         datamodule.print_summary()
+        if is_rank_zero():
+            datamodule.write_vocabularies(run_dir)
         results["data"] = datamodule.summary()
         module = build_module(cfg, datamodule)
         if resume is not None:
@@ -247,6 +252,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             )
             signals.raise_if_received()
             results["timing"]["test_seconds"] = time.perf_counter() - started
+            example = next(iter(module.test_results.get("sources") or []), None)
             test = write_test_outputs(run_dir, module.test_results, datamodule, cfg.data)
             results["sacrebleu_signature"] = test.pop("sacrebleu_signature")
             results["test"] = test
@@ -294,7 +300,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
                 write_results(run_dir / "results.json", results)
             finish_wandb(results)
             if is_rank_zero() and not is_multirun():  # a sweep says where it went at its end
-                print("\n".join(run_footer(run_dir, results)), flush=True)
+                print("\n".join(run_footer(run_dir, results, example)), flush=True)
 
 
 def run_length_probe(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -60,9 +61,14 @@ def translate(cfg: DictConfig) -> list[str]:
     batch_size = int(cfg.batch_size)
     batches = given or stream_lines(sys.stdin.fileno(), batch_size)
     output = open(cfg.output, "w", encoding="utf-8") if cfg.get("output") else sys.stdout
+    # someone typing at a terminal is told what to do and prompted (on stderr: the output
+    # stays one line per input line)
+    typing = not given and sys.stdin.isatty()
+    if typing:
+        print(PROMPT_INTRO, file=sys.stderr)
     translated: list[str] = []
     try:
-        for before, lines in batches:
+        for before, lines in _prompted(batches) if typing else batches:
             with torch.inference_mode():
                 result = translate_lines(ckpt.module, datamodule, lines, decoding, batch_size)
             if result.truncated:
@@ -75,6 +81,21 @@ def translate(cfg: DictConfig) -> list[str]:
         if output is not sys.stdout:
             output.close()
     return translated
+
+
+PROMPT_INTRO = "Type a sentence and press Enter to translate it; Ctrl-D ends."
+PROMPT = "> "
+
+
+def _prompted(batches: Iterator[tuple[int, list[str]]]) -> Iterator[tuple[int, list[str]]]:
+    """``batches``, with the prompt on stderr before each is read."""
+    while True:
+        print(PROMPT, end="", file=sys.stderr, flush=True)
+        batch = next(batches, None)
+        if batch is None:
+            print(file=sys.stderr)  # Ctrl-D leaves the shell's prompt on a line of its own
+            return
+        yield batch
 
 
 def _rendered(result: Translations, before: int, n_best: int) -> str:

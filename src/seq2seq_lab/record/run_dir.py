@@ -298,7 +298,8 @@ def check_sweep_dir(sweep_dir: Path) -> None:
     if found:
         raise ConfigError(
             f"sweep directory {sweep_dir} already holds a sweep ({', '.join(found)}): "
-            "give a new hydra.sweep.dir"
+            "give a new hydra.sweep.dir, or add resume=true to go on with that sweep (its "
+            "finished jobs kept, an unfinished one continued from its last.ckpt)"
         )
 
 
