@@ -242,6 +242,15 @@ def test_a_section_set_to_null_is_no_mistake():
     assert "  early_stopping: null" in done.stdout.splitlines()
 
 
+def test_a_value_may_replace_a_section_no_key_reads():
+    """``updates=500`` is refused (trainer.max_steps reads updates.synthetic), but
+    trainer.max_time=DD:HH:MM:SS replaces the scale's {minutes: 10}, which nothing reads:
+    Lightning takes either form (the recipe's wall-clock budget, shortened as a user would)."""
+    done = run_train("trainer.max_time=00:00:05:00", "--cfg", "job")
+    assert done.returncode == 0 and done.stderr == ""
+    assert "  max_time: 00:00:05:00" in done.stdout.splitlines()
+
+
 def test_help_lists_experiments_and_options_without_internal_bases():
     done = run_train("--help")
     assert done.returncode == 0 and done.stderr == ""

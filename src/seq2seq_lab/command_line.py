@@ -327,8 +327,12 @@ def _apply(cfg: DictConfig, override: Override) -> None:
             _check_type(key, raw, current, value)
     if isinstance(current, DictConfig) and not override.is_delete():
         values = _values(override) or []
-        # null empties a section (callbacks.early_stopping=null), ${...} may name another
-        if any(not (v is None or isinstance(v, dict) or "${" in str(v)) for v in values):
+        # null empties a section (callbacks.early_stopping=null), ${...} may name another;
+        # a value may replace a section nothing reads an entry of (trainer.max_time=00:00:05:00
+        # for {minutes: 10}: Lightning takes either), not one whose entries other keys read
+        if any(not (v is None or isinstance(v, dict) or "${" in str(v)) for v in values) and any(
+            ref.startswith(f"{key}.") for _, ref in _references(cfg)
+        ):
             raise ConfigError(_section_given_a_value(cfg, override))
     line = _first_job(override)
     if not line:
@@ -390,9 +394,7 @@ def _section_given_a_value(cfg: DictConfig, override: Override) -> str:
     entries = ", ".join(str(k) for k in section.keys())
     message = f"{override.input_line}: {key} is a section ({entries}), not one value"
     readers = [(path, ref) for path, ref in _references(cfg) if ref.startswith(f"{key}.")]
-    if not readers:  # nothing reads an entry of it in this config (scale=smoke sets max_steps)
-        return f"{message}; expected {key}.<entry>={raw}, e.g. {key}.{next(iter(section))}={raw}"
-    path, reference = readers[0]
+    path, reference = readers[0]  # the caller refuses only a section whose entries are read
     return f"{message}; {path} reads {reference} here: write {reference}={raw} or {path}={raw}"
 
 
