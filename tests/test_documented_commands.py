@@ -284,15 +284,35 @@ def trained_run(checkout, environment) -> Path:
     return run
 
 
-@pytest.mark.parametrize("p", [p for p in PLANS if p.run], ids=_id)
+def sweeps_or_their_reports(p: Plan) -> bool:
+    """A sweep, or a command that reads one (multirun/<name>/...): the minutes of the suite's
+    longest file, run in a file of their own (test_documented_sweeps.py) so that the two
+    pytest workers share them (--dist loadfile keeps a file on one worker)."""
+    return bool(is_sweep(p.run or "") or SWEEP_DIR.search(p.command.text))
+
+
+def is_sweep(text: str) -> bool:
+    """A train command with Hydra's ``-m`` (not ``python -m``)."""
+    return bool(re.search(r"(?:seq2seq_lab\.train|seq2seq-train)(?:\s.*)?\s-m(?:\s|$)", text))
+
+
+@pytest.mark.parametrize(
+    "p", [p for p in PLANS if p.run and not sweeps_or_their_reports(p)], ids=_id
+)
 def test_a_documented_command_runs_as_typed(p, checkout, environment, trained_run):
+    runs_as_typed(p, checkout, {**environment, "run": str(trained_run)})
+
+
+def runs_as_typed(p: Plan, checkout: Path, environment: dict[str, str]) -> None:
+    """Run ``p`` in ``checkout`` (the sweep a report command reads first, where there is none
+    yet) and check its exit status and closing lines."""
     text = p.run
     sweep = SWEEP_DIR.search(p.command.text)
     if sweep and not list((checkout / "multirun" / sweep.group(1) / "smoke").glob("*")):
         made = _shell(budgeted(f"python -m seq2seq_lab.train -m experiment={sweep.group(1)}"),
                       checkout, environment)  # fmt: skip
         assert made.returncode == 0, made.stderr[-3000:]
-    proc = _shell(text, checkout, {**environment, "run": str(trained_run)}, stdin="")
+    proc = _shell(text, checkout, environment, stdin="")
     where = ", ".join(p.command.places)
     assert proc.returncode == 0, f"{where}: {text}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
     if TRAINS.search(text) and "--help" not in text.split():
@@ -302,7 +322,7 @@ def test_a_documented_command_runs_as_typed(p, checkout, environment, trained_ru
 def _closing_lines_shown(text: str, console: str, where: str) -> None:
     """A run, as a user starts it, trains, validates, tests and ends on where things went; a
     sweep ends on its directory and its report command (seq2seq_lab/console.py)."""
-    if re.search(r"\s-m(\s|$)", text):
+    if is_sweep(text):
         assert "report: python -m seq2seq_lab.report" in console, f"{where}: {console[-2000:]}"
     elif "debug=" not in text:
         assert re.search(r"val/bleu:\s+\d", console), f"{where}: no validation: {console[-2000:]}"
@@ -333,6 +353,7 @@ def test_every_command_is_run_or_listed_with_a_reason():
     assert len(PLANS) > 50
     ran = [p for p in PLANS if p.run]
     assert ran and all((p.run is None) == bool(p.reason) for p in PLANS)
+    assert any(sweeps_or_their_reports(p) for p in ran)  # test_documented_sweeps.py has some
     assert any("recipe=transformer_multi30k_cpu" in p.run for p in ran)
 
 
